@@ -1,0 +1,35 @@
+// Command kubectl-podsync is the `kubectl podsync` plugin.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	// Exec, OIDC and the other client-go auth plugins.
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/cmd"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-signals
+		cancel(cmd.SignalError{Signal: sig})
+		// A second signal means "stop now", without the summary.
+		<-signals
+		os.Exit(cmd.SignalExitCode(sig))
+	}()
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	return cmd.Execute(ctx, streams, os.Args[1:])
+}

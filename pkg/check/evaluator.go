@@ -1,0 +1,387 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// State is where a check stands.
+type State int
+
+// The states of a check.
+const (
+	Pending State = iota
+	Met
+	Failed
+)
+
+func (s State) String() string {
+	switch s {
+	case Pending:
+		return "pending"
+	case Met:
+		return "met"
+	case Failed:
+		return "failed"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// Failure tells which pod made the check fail and why.
+type Failure struct {
+	Key       string // namespace/name as the caller passed it
+	Reason    string // the --fail-on reason, or ReasonTooManyRestarts
+	Container string // empty for pod-level reasons (phase, Evicted)
+	Message   string
+	Restarts  int32 // restarts seen while the check ran, for ReasonTooManyRestarts
+	Limit     int   // the --max-restarts value, for ReasonTooManyRestarts
+}
+
+// Result is the verdict of an Evaluator at one moment.
+type Result struct {
+	State       State
+	Pods        int     // matching pods now
+	Unsatisfied int     // of those, how many miss a condition
+	MinPods     int     // pods required, resolved from the Spec
+	Until       string  // the conditions, "" without --until
+	Failure     Failure // set when State is Failed
+}
+
+// ExitCode maps the result to the contract's exit codes, as it stands
+// when the check ends (at --timeout, or on the --once state).
+func (r Result) ExitCode() int {
+	switch {
+	case r.State == Failed:
+		return ExitFailed
+	case r.State == Met || r.Until == "":
+		return ExitOK
+	}
+	return ExitNotMet
+}
+
+// Word is the verdict word of the summary for a check that ends now.
+func (r Result) Word() string {
+	switch {
+	case r.State == Failed:
+		return VerdictFailed
+	case r.State == Met:
+		return VerdictMet
+	case r.Until == "":
+		return VerdictDone
+	}
+	return VerdictNotMet
+}
+
+// String says in one line why the result is what it is.
+func (r Result) String() string {
+	switch {
+	case r.State == Failed:
+		return r.Failure.String()
+	case r.Until == "":
+		return fmt.Sprintf("%d matching pods, no failure seen", r.Pods)
+	case r.Until == "gone" && r.State == Met:
+		return "no matching pod is left"
+	case r.Until == "gone":
+		return fmt.Sprintf("%d matching pods are still there", r.Pods)
+	case r.State == Met:
+		return fmt.Sprintf("all %d matching pods satisfy %s", r.Pods, r.Until)
+	case r.Unsatisfied > 0:
+		return fmt.Sprintf("%d of %d matching pods do not satisfy %s", r.Unsatisfied, r.Pods, r.Until)
+	}
+	return fmt.Sprintf("%d matching pods, want at least %d (%s)", r.Pods, r.MinPods, r.Until)
+}
+
+// String describes the failure in one line.
+func (f Failure) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pod %s", f.Key)
+	switch {
+	case f.Reason == ReasonTooManyRestarts:
+		fmt.Fprintf(&b, ": container %q restarted %d times while the check ran, more than --max-restarts %d",
+			f.Container, f.Restarts, f.Limit)
+		return b.String()
+	case f.Container != "":
+		fmt.Fprintf(&b, ": container %q is %s", f.Container, f.Reason)
+	case f.Reason == ReasonFailed:
+		b.WriteString(" has phase Failed")
+	default:
+		fmt.Fprintf(&b, " is %s", f.Reason)
+	}
+	if f.Message != "" {
+		b.WriteString(": " + oneLine(f.Message, maxTextLen))
+	}
+	return b.String()
+}
+
+// podState is what the Evaluator keeps per pod: a few words, so 50,000
+// pods cost little, and no pointer into the informer cache.
+type podState struct {
+	uid       types.UID
+	satisfied bool
+	status    string
+	// baseline holds restart counts at first sight for pods of the
+	// initial list; nil for pods that appeared later (baseline 0).
+	baseline map[string]int32
+}
+
+// Evaluator judges a check incrementally: every call costs O(size of
+// one pod), never a scan of all pods. It is not safe for concurrent use;
+// call it from the goroutine that processes the stream.
+type Evaluator struct {
+	spec        Spec
+	until       string
+	minPods     int
+	failOn      map[string]string // lower-case reason -> spelling
+	pods        map[string]*podState
+	unsatisfied map[string]struct{}
+	statuses    map[string]int
+	failure     *Failure
+}
+
+// NewEvaluator returns an Evaluator for a validated spec.
+func NewEvaluator(spec Spec) *Evaluator {
+	e := &Evaluator{
+		spec:        spec,
+		until:       FormatConditions(spec.Conditions),
+		minPods:     spec.RequiredPods(),
+		failOn:      make(map[string]string, len(spec.FailOn)),
+		pods:        make(map[string]*podState),
+		unsatisfied: make(map[string]struct{}),
+		statuses:    make(map[string]int),
+	}
+	for _, r := range spec.FailOn {
+		e.failOn[strings.ToLower(r)] = r
+	}
+	return e
+}
+
+// Observe records a present pod (SYNC, ADD or UPDATE); initial is true
+// for pods of the initial list. The pod is only read.
+func (e *Evaluator) Observe(key string, pod *corev1.Pod, initial bool) {
+	e.ObserveStatus(key, pod, "", initial)
+}
+
+// ObserveStatus is Observe with the STATUS column kubectl shows for the
+// pod; "" falls back to the pod's phase.
+func (e *Evaluator) ObserveStatus(key string, pod *corev1.Pod, status string, initial bool) {
+	if pod == nil {
+		e.Forget(key)
+		return
+	}
+	st := e.pods[key]
+	if st != nil && st.uid != pod.UID {
+		// Deleted and created again between two messages: a new pod
+		// that appeared while the check ran.
+		e.Forget(key)
+		st, initial = nil, false
+	}
+	if st == nil {
+		st = &podState{uid: pod.UID}
+		if initial && e.spec.MaxRestarts != Unset {
+			st.baseline = restartCounts(pod)
+		}
+		e.pods[key] = st
+	} else {
+		e.untally(key, st)
+	}
+	st.satisfied = e.satisfies(pod)
+	st.status = statusOf(pod, status)
+	e.tally(key, st)
+	if e.failure == nil {
+		e.failure = e.findFailure(key, pod, st)
+	}
+}
+
+// Forget records that the pod is gone. A failure already seen stays:
+// the contract exits at once on it, so it is final.
+func (e *Evaluator) Forget(key string) {
+	st := e.pods[key]
+	if st == nil {
+		return
+	}
+	e.untally(key, st)
+	delete(e.pods, key)
+}
+
+// Verdict returns where the check stands now, in O(1).
+func (e *Evaluator) Verdict() Result {
+	r := Result{
+		Pods:        len(e.pods),
+		Unsatisfied: len(e.unsatisfied),
+		MinPods:     e.minPods,
+		Until:       e.until,
+	}
+	switch {
+	case e.failure != nil:
+		r.State, r.Failure = Failed, *e.failure
+	case e.until != "" && r.Unsatisfied == 0 && r.Pods >= e.minPods:
+		r.State = Met
+	}
+	return r
+}
+
+// Statuses returns a copy of the pod counts per STATUS.
+func (e *Evaluator) Statuses() map[string]int {
+	out := make(map[string]int, len(e.statuses))
+	for k, v := range e.statuses {
+		out[k] = v
+	}
+	return out
+}
+
+// UnsatisfiedKeys returns the sorted keys of pods that miss a condition,
+// with the failing pod first when there is one and it is still present.
+// It costs O(n log n) in those pods, so call it once, for the summary.
+func (e *Evaluator) UnsatisfiedKeys() []string {
+	keys := make([]string, 0, len(e.unsatisfied)+1)
+	for k := range e.unsatisfied {
+		if e.failure == nil || k != e.failure.Key {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if e.failure != nil && e.pods[e.failure.Key] != nil {
+		keys = append([]string{e.failure.Key}, keys...)
+	}
+	return keys
+}
+
+func (e *Evaluator) tally(key string, st *podState) {
+	e.statuses[st.status]++
+	if !st.satisfied {
+		e.unsatisfied[key] = struct{}{}
+	}
+}
+
+func (e *Evaluator) untally(key string, st *podState) {
+	if e.statuses[st.status]--; e.statuses[st.status] <= 0 {
+		delete(e.statuses, st.status)
+	}
+	delete(e.unsatisfied, key)
+}
+
+func (e *Evaluator) satisfies(pod *corev1.Pod) bool {
+	for _, c := range e.spec.Conditions {
+		if !c.SatisfiedBy(pod) {
+			return false
+		}
+	}
+	return true
+}
+
+// findFailure looks for a --fail-on reason in the pod's current state,
+// then for too many restarts. Pods being deleted are skipped: the kubelet
+// moves them to phase Failed on purpose, which is no failure of a rollout.
+func (e *Evaluator) findFailure(key string, pod *corev1.Pod, st *podState) *Failure {
+	if pod.DeletionTimestamp != nil {
+		return nil
+	}
+	if f := e.reasonFailure(pod); f != nil {
+		f.Key = key
+		return f
+	}
+	if f := e.restartFailure(pod, st); f != nil {
+		f.Key = key
+		return f
+	}
+	return nil
+}
+
+// reasonFailure checks, most specific first: the pod's own reason
+// (Evicted), each container's current waiting or terminated reason, then
+// the Failed phase. Last states are not used: a crash from before the
+// check started must not fail it; CrashLoopBackOff shows as waiting.
+func (e *Evaluator) reasonFailure(pod *corev1.Pod) *Failure {
+	if r, ok := e.matchReason(pod.Status.Reason); ok {
+		return &Failure{Reason: r, Message: pod.Status.Message}
+	}
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			if f := e.containerFailure(&list[i]); f != nil {
+				return f
+			}
+		}
+	}
+	if pod.Status.Phase == corev1.PodFailed {
+		if r, ok := e.matchReason(ReasonFailed); ok {
+			return &Failure{Reason: r, Message: podFailedMessage(pod)}
+		}
+	}
+	return nil
+}
+
+func podFailedMessage(pod *corev1.Pod) string {
+	if pod.Status.Reason != "" && pod.Status.Message != "" {
+		return pod.Status.Reason + ": " + pod.Status.Message
+	}
+	return pod.Status.Reason + pod.Status.Message
+}
+
+func (e *Evaluator) containerFailure(cs *corev1.ContainerStatus) *Failure {
+	var reason, message string
+	switch {
+	case cs.State.Waiting != nil:
+		reason, message = cs.State.Waiting.Reason, cs.State.Waiting.Message
+	case cs.State.Terminated != nil:
+		reason, message = cs.State.Terminated.Reason, cs.State.Terminated.Message
+	}
+	if r, ok := e.matchReason(reason); ok {
+		return &Failure{Reason: r, Container: cs.Name, Message: message}
+	}
+	return nil
+}
+
+func (e *Evaluator) matchReason(reason string) (string, bool) {
+	if reason == "" || len(e.failOn) == 0 {
+		return "", false
+	}
+	r, ok := e.failOn[strings.ToLower(reason)]
+	return r, ok
+}
+
+func (e *Evaluator) restartFailure(pod *corev1.Pod, st *podState) *Failure {
+	if e.spec.MaxRestarts == Unset {
+		return nil
+	}
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			n := list[i].RestartCount - st.baseline[list[i].Name]
+			if int64(n) > int64(e.spec.MaxRestarts) {
+				return &Failure{Reason: ReasonTooManyRestarts, Container: list[i].Name, Restarts: n, Limit: e.spec.MaxRestarts}
+			}
+		}
+	}
+	return nil
+}
+
+// restartCounts returns the nonzero restart counts by container name;
+// init and regular container names are unique within a pod.
+func restartCounts(pod *corev1.Pod) map[string]int32 {
+	var counts map[string]int32
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			if list[i].RestartCount == 0 {
+				continue
+			}
+			if counts == nil {
+				counts = make(map[string]int32)
+			}
+			counts[list[i].Name] = list[i].RestartCount
+		}
+	}
+	return counts
+}
+
+func statusOf(pod *corev1.Pod, status string) string {
+	switch {
+	case status != "":
+		return status
+	case pod.Status.Phase != "":
+		return string(pod.Status.Phase)
+	}
+	return "Unknown"
+}

@@ -1,0 +1,244 @@
+package check
+
+import (
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+)
+
+// maxEvents is how many of a pod's events an explanation keeps.
+const maxEvents = 5
+
+// PodExplanation says why one pod does not satisfy the check. The JSON
+// field names are part of the summary's stable shape (see WriteJSON).
+type PodExplanation struct {
+	Namespace       string                 `json:"namespace,omitempty"`
+	Name            string                 `json:"name"`
+	Phase           string                 `json:"phase"`
+	Reason          string                 `json:"reason,omitempty"`
+	Message         string                 `json:"message,omitempty"`
+	Deleting        bool                   `json:"deleting,omitempty"`
+	UnmetConditions []UnmetCondition       `json:"unmetConditions"`
+	Containers      []ContainerExplanation `json:"containers"`
+	Events          []EventExplanation     `json:"events"`
+}
+
+// UnmetCondition is one --until condition the pod misses, with what was
+// wanted, what the pod shows, and the reason and message of the pod
+// condition involved, if any.
+type UnmetCondition struct {
+	Condition string `json:"condition"`
+	Want      string `json:"want"`
+	Got       string `json:"got"`
+	Reason    string `json:"reason,omitempty"`
+	Message   string `json:"message,omitempty"`
+}
+
+// ContainerExplanation is the state of one init or regular container.
+// State is waiting, running, terminated, or unknown when the kubelet has
+// not reported the container yet.
+type ContainerExplanation struct {
+	Name            string       `json:"name"`
+	Init            bool         `json:"init,omitempty"`
+	State           string       `json:"state"`
+	Ready           bool         `json:"ready"`
+	Reason          string       `json:"reason,omitempty"`
+	Message         string       `json:"message,omitempty"`
+	ExitCode        *int32       `json:"exitCode,omitempty"`
+	RestartCount    int32        `json:"restartCount"`
+	LastTermination *Termination `json:"lastTermination,omitempty"`
+}
+
+// Termination is how a container's previous run ended; for a container
+// in CrashLoopBackOff it holds the exit code that explains the crash.
+type Termination struct {
+	Reason   string `json:"reason,omitempty"`
+	Message  string `json:"message,omitempty"`
+	ExitCode int32  `json:"exitCode"`
+}
+
+// EventExplanation is one of the pod's recent events. LastSeen is
+// RFC 3339; Age is kubectl's short form ("5m") at explanation time.
+type EventExplanation struct {
+	Type     string `json:"type"`
+	Reason   string `json:"reason"`
+	Message  string `json:"message"`
+	Count    int32  `json:"count"`
+	LastSeen string `json:"lastSeen,omitempty"`
+	Age      string `json:"age,omitempty"`
+}
+
+// Explain explains pod against conds, with its events given by the
+// caller in any order; ages are relative to now.
+func Explain(pod *corev1.Pod, conds []Condition, events []corev1.Event) PodExplanation {
+	return ExplainAt(time.Now(), pod, conds, events)
+}
+
+// ExplainAt is Explain with the time ages are measured from. Neither the
+// pod nor the events are modified.
+func ExplainAt(now time.Time, pod *corev1.Pod, conds []Condition, events []corev1.Event) PodExplanation {
+	x := PodExplanation{
+		Namespace:       pod.Namespace,
+		Name:            pod.Name,
+		Phase:           string(pod.Status.Phase),
+		Reason:          pod.Status.Reason,
+		Message:         pod.Status.Message,
+		Deleting:        pod.DeletionTimestamp != nil,
+		UnmetConditions: []UnmetCondition{},
+		Containers:      explainContainers(pod),
+		Events:          explainEvents(now, events),
+	}
+	if x.Phase == "" {
+		x.Phase = "Unknown"
+	}
+	for _, c := range conds {
+		if !c.SatisfiedBy(pod) {
+			x.UnmetConditions = append(x.UnmetConditions, explainCondition(pod, c))
+		}
+	}
+	return x
+}
+
+func explainCondition(pod *corev1.Pod, c Condition) UnmetCondition {
+	u := UnmetCondition{Condition: c.String()}
+	phase := "phase " + string(pod.Status.Phase)
+	switch c.Kind {
+	case KindRunning:
+		u.Want, u.Got = "phase Running", phase
+	case KindSucceeded:
+		u.Want, u.Got = "phase Succeeded", phase
+	case KindCompleted:
+		u.Want, u.Got = "phase Succeeded or Failed", phase
+	case KindGone:
+		u.Want, u.Got = "no pod", "pod exists"
+		if pod.DeletionTimestamp != nil {
+			u.Got = "pod is being deleted"
+		}
+	case KindReady:
+		u = podConditionGap(pod, u, corev1.PodReady, corev1.ConditionTrue)
+	case KindHealthy:
+		u = podConditionGap(pod, u, corev1.PodReady, corev1.ConditionTrue)
+		u.Want += " or phase Succeeded"
+		u.Got += ", " + phase
+	case KindPodCondition:
+		u = podConditionGap(pod, u, c.Type, c.Status)
+	}
+	return u
+}
+
+func podConditionGap(pod *corev1.Pod, u UnmetCondition, t corev1.PodConditionType, want corev1.ConditionStatus) UnmetCondition {
+	u.Want = string(t) + "=" + string(want)
+	pc := findCondition(pod, t)
+	if pc == nil {
+		u.Got = string(t) + " not reported"
+		return u
+	}
+	u.Got = string(t) + "=" + string(pc.Status)
+	u.Reason, u.Message = pc.Reason, pc.Message
+	return u
+}
+
+// explainContainers lists init then regular containers in spec order,
+// so containers the kubelet has not reported yet show up too.
+func explainContainers(pod *corev1.Pod) []ContainerExplanation {
+	out := make([]ContainerExplanation, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
+	out = appendContainers(out, pod.Spec.InitContainers, pod.Status.InitContainerStatuses, true)
+	return appendContainers(out, pod.Spec.Containers, pod.Status.ContainerStatuses, false)
+}
+
+func appendContainers(out []ContainerExplanation, specs []corev1.Container, statuses []corev1.ContainerStatus, init bool) []ContainerExplanation {
+	byName := make(map[string]*corev1.ContainerStatus, len(statuses))
+	for i := range statuses {
+		byName[statuses[i].Name] = &statuses[i]
+	}
+	for _, c := range specs {
+		out = append(out, explainContainer(c.Name, byName[c.Name], init))
+		delete(byName, c.Name)
+	}
+	// Statuses without a spec entry only happen with partial objects;
+	// keep them rather than hide what the kubelet reported.
+	for i := range statuses {
+		if byName[statuses[i].Name] != nil {
+			out = append(out, explainContainer(statuses[i].Name, &statuses[i], init))
+		}
+	}
+	return out
+}
+
+func explainContainer(name string, cs *corev1.ContainerStatus, init bool) ContainerExplanation {
+	x := ContainerExplanation{Name: name, Init: init, State: "unknown"}
+	if cs == nil {
+		return x
+	}
+	x.Ready, x.RestartCount = cs.Ready, cs.RestartCount
+	switch s := cs.State; {
+	case s.Waiting != nil:
+		x.State, x.Reason, x.Message = "waiting", s.Waiting.Reason, s.Waiting.Message
+	case s.Running != nil:
+		x.State = "running"
+	case s.Terminated != nil:
+		code := s.Terminated.ExitCode
+		x.State, x.Reason, x.Message, x.ExitCode = "terminated", s.Terminated.Reason, s.Terminated.Message, &code
+	}
+	if t := cs.LastTerminationState.Terminated; t != nil {
+		x.LastTermination = &Termination{Reason: t.Reason, Message: t.Message, ExitCode: t.ExitCode}
+	}
+	return x
+}
+
+// explainEvents keeps the newest maxEvents events, newest first,
+// sorting a copy so the caller's slice is left alone.
+func explainEvents(now time.Time, events []corev1.Event) []EventExplanation {
+	sorted := make([]*corev1.Event, len(events))
+	for i := range events {
+		sorted[i] = &events[i]
+	}
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return eventTime(sorted[i]).After(eventTime(sorted[j]))
+	})
+	if len(sorted) > maxEvents {
+		sorted = sorted[:maxEvents]
+	}
+	out := make([]EventExplanation, 0, len(sorted))
+	for _, ev := range sorted {
+		out = append(out, explainEvent(now, ev))
+	}
+	return out
+}
+
+func explainEvent(now time.Time, ev *corev1.Event) EventExplanation {
+	x := EventExplanation{Type: ev.Type, Reason: ev.Reason, Message: ev.Message, Count: eventCount(ev)}
+	if t := eventTime(ev); !t.IsZero() {
+		x.LastSeen = t.UTC().Format(time.RFC3339)
+		x.Age = duration.HumanDuration(now.Sub(t))
+	}
+	return x
+}
+
+// eventTime is when the event was last seen, taking the first field set
+// of the old (lastTimestamp) and new (series, eventTime) event APIs.
+func eventTime(ev *corev1.Event) time.Time {
+	switch {
+	case !ev.LastTimestamp.IsZero():
+		return ev.LastTimestamp.Time
+	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
+		return ev.Series.LastObservedTime.Time
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Time
+	case !ev.FirstTimestamp.IsZero():
+		return ev.FirstTimestamp.Time
+	}
+	return ev.CreationTimestamp.Time
+}
+
+func eventCount(ev *corev1.Event) int32 {
+	switch {
+	case ev.Series != nil && ev.Series.Count > 0:
+		return ev.Series.Count
+	case ev.Count > 0:
+		return ev.Count
+	}
+	return 1
+}

@@ -1,0 +1,110 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Unset is the value of Spec.MinPods and Spec.MaxRestarts when the flag
+// was not given.
+const Unset = -1
+
+// Spec is what a CI check asks for. The zero value is not valid: use
+// Unset for flags that were not given.
+type Spec struct {
+	// Conditions from --until; empty means no --until.
+	Conditions []Condition
+	// MinPods from --min-pods, or Unset for the default: 1, or 0 for gone.
+	MinPods int
+	// FailOn holds the --fail-on reasons; empty turns that check off.
+	FailOn []string
+	// MaxRestarts from --max-restarts, or Unset to turn the check off.
+	MaxRestarts int
+}
+
+// Flags are the raw values of the check flags, as the command read them.
+// The *Set fields tell a flag given as "" apart from one not given.
+type Flags struct {
+	Until       string
+	UntilSet    bool
+	FailOn      string
+	FailOnSet   bool
+	MinPods     int
+	MaxRestarts int
+}
+
+// Spec parses and validates the flags into a Spec. Without --fail-on,
+// the default reasons apply when --until is given, and none otherwise.
+func (f Flags) Spec() (Spec, error) {
+	s := Spec{MinPods: f.MinPods, MaxRestarts: f.MaxRestarts}
+	if f.UntilSet || f.Until != "" {
+		conds, err := ParseConditions(f.Until)
+		if err != nil {
+			return Spec{}, err
+		}
+		s.Conditions = conds
+	}
+	switch {
+	case f.FailOnSet || f.FailOn != "":
+		reasons, err := ParseReasons(f.FailOn)
+		if err != nil {
+			return Spec{}, err
+		}
+		s.FailOn = reasons
+	case len(s.Conditions) > 0:
+		s.FailOn = DefaultFailOn()
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
+}
+
+// Validate checks the values and how they combine. --min-pods and
+// --max-restarts are "with --until" in the contract, so they are usage
+// errors without it; --fail-on alone is allowed (fail fast while watching).
+func (s Spec) Validate() error {
+	if s.MinPods < Unset {
+		return fmt.Errorf("invalid --min-pods %d: must be 0 or more", s.MinPods)
+	}
+	if s.MaxRestarts < Unset {
+		return fmt.Errorf("invalid --max-restarts %d: must be 0 or more", s.MaxRestarts)
+	}
+	if len(s.Conditions) == 0 && s.MinPods != Unset {
+		return errors.New("--min-pods needs --until")
+	}
+	if len(s.Conditions) == 0 && s.MaxRestarts != Unset {
+		return errors.New("--max-restarts needs --until")
+	}
+	if hasGone(s.Conditions) && s.MinPods > 0 {
+		return fmt.Errorf("--min-pods %d cannot be used with --until gone, which waits for 0 pods", s.MinPods)
+	}
+	return s.validateLists()
+}
+
+// validateLists re-checks lists built in Go rather than parsed, so a
+// caller's mistake is a usage error and not a check that can never end.
+func (s Spec) validateLists() error {
+	if len(s.Conditions) > 0 {
+		if _, err := ParseConditions(FormatConditions(s.Conditions)); err != nil {
+			return err
+		}
+	}
+	if len(s.FailOn) > 0 {
+		if _, err := ParseReasons(FormatReasons(s.FailOn)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RequiredPods is how many pods must match for the conditions to be met.
+func (s Spec) RequiredPods() int {
+	if s.MinPods != Unset {
+		return s.MinPods
+	}
+	if hasGone(s.Conditions) {
+		return 0
+	}
+	return 1
+}

@@ -1,0 +1,264 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Verdict words of the summary.
+const (
+	VerdictMet    = "met"
+	VerdictNotMet = "not met"
+	VerdictFailed = "failed"
+	// VerdictDone is for runs without --until that ended as asked.
+	VerdictDone = "done"
+	// VerdictInterrupted is for runs ended by SIGINT or SIGTERM.
+	VerdictInterrupted = "interrupted"
+)
+
+// eventKinds are always shown, in this order, even when zero.
+var eventKinds = []string{"SYNC", "ADD", "UPDATE", "GONE"}
+
+// maxTextLen bounds one message in the text summary; termination
+// messages can be kilobytes long. JSON keeps them whole.
+const maxTextLen = 300
+
+// Summary is what a check prints on stderr when it ends. The caller
+// fills it: Pods and Statuses from the Evaluator, Events from its own
+// counters, and Unsatisfied only when the check failed (exit 3 or 4).
+type Summary struct {
+	Verdict     string
+	ExitCode    int
+	Duration    time.Duration
+	Pods        int
+	Statuses    map[string]int // pods per STATUS column
+	Events      map[string]int // messages per event kind: SYNC, ADD, UPDATE, GONE
+	Reason      string         // one line: why the check ended this way
+	Unsatisfied []PodExplanation
+	// Omitted counts unsatisfied pods left out of Unsatisfied, so a
+	// caller can cap the explanations for huge selections.
+	Omitted int
+}
+
+// summaryJSON is the wire shape of WriteJSON.
+type summaryJSON struct {
+	Verdict         string           `json:"verdict"`
+	ExitCode        int              `json:"exitCode"`
+	DurationSeconds float64          `json:"durationSeconds"`
+	Pods            int              `json:"pods"`
+	Statuses        map[string]int   `json:"statuses"`
+	Events          map[string]int   `json:"events"`
+	Reason          string           `json:"reason,omitempty"`
+	Unsatisfied     []PodExplanation `json:"unsatisfied"`
+	Omitted         int              `json:"omitted,omitempty"`
+}
+
+// WriteJSON writes the summary as exactly one compact JSON object on one
+// line. The shape is stable:
+//
+//	{"verdict":"failed","exitCode":4,"durationSeconds":2.1,"pods":3,
+//	 "statuses":{"CrashLoopBackOff":1,"Running":2},
+//	 "events":{"ADD":0,"GONE":0,"SYNC":3,"UPDATE":5},
+//	 "reason":"pod default/web-1: container \"app\" is CrashLoopBackOff: ...",
+//	 "unsatisfied":[{"namespace":"default","name":"web-1","phase":"Running",
+//	   "unmetConditions":[{"condition":"ready","want":"Ready=True","got":"Ready=False","reason":"...","message":"..."}],
+//	   "containers":[{"name":"app","state":"waiting","ready":false,"reason":"CrashLoopBackOff",
+//	     "message":"...","restartCount":4,"lastTermination":{"reason":"Error","exitCode":1}}],
+//	   "events":[{"type":"Warning","reason":"BackOff","message":"...","count":12,
+//	     "lastSeen":"2025-01-02T03:04:05Z","age":"30s"}]}],
+//	 "omitted":0}
+//
+// verdict is one of met, not met, failed, done, interrupted;
+// durationSeconds has millisecond precision; statuses and events are
+// always objects (events always holds the four kinds), unsatisfied is
+// always an array; reason, omitted and empty optional fields of the
+// explanations are left out.
+func (s Summary) WriteJSON(w io.Writer) error {
+	out := summaryJSON{
+		Verdict:         s.Verdict,
+		ExitCode:        s.ExitCode,
+		DurationSeconds: math.Round(s.Duration.Seconds()*1000) / 1000,
+		Pods:            s.Pods,
+		Statuses:        copyCounts(s.Statuses),
+		Events:          withEventKinds(s.Events),
+		Reason:          s.Reason,
+		Unsatisfied:     s.Unsatisfied,
+		Omitted:         s.Omitted,
+	}
+	if out.Unsatisfied == nil {
+		out.Unsatisfied = []PodExplanation{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Messages hold <, > and & often; escaping them only hurts reading.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("encoding summary as JSON: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("writing summary: %w", err)
+	}
+	return nil
+}
+
+// WriteText writes the summary for people, in kubectl describe style.
+// It is built in memory and written at once so it is not interleaved
+// with other stderr lines.
+func (s Summary) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Verdict:  %s (exit %d) after %s\n", s.Verdict, s.ExitCode, roundDuration(s.Duration))
+	if s.Reason != "" {
+		fmt.Fprintf(&b, "Reason:   %s\n", oneLine(s.Reason, maxTextLen))
+	}
+	fmt.Fprintf(&b, "Pods:     %d matched%s\n", s.Pods, statusList(s.Statuses))
+	fmt.Fprintf(&b, "Events:   %s\n", eventList(s.Events))
+	for i := range s.Unsatisfied {
+		writePod(&b, &s.Unsatisfied[i])
+	}
+	if s.Omitted > 0 {
+		fmt.Fprintf(&b, "... and %d more unsatisfied pods not shown\n", s.Omitted)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("writing summary: %w", err)
+	}
+	return nil
+}
+
+func writePod(b *strings.Builder, p *PodExplanation) {
+	name := p.Name
+	if p.Namespace != "" {
+		name = p.Namespace + "/" + p.Name
+	}
+	fmt.Fprintf(b, "Pod %s is not satisfied:\n", name)
+	phase := p.Phase
+	if p.Deleting {
+		phase += " (being deleted)"
+	}
+	fmt.Fprintf(b, "  Phase:  %s%s\n", phase, reasonText(p.Reason, p.Message))
+	for _, u := range p.UnmetConditions {
+		fmt.Fprintf(b, "  Unmet:  %s: want %s, got %s%s\n", u.Condition, u.Want, u.Got, reasonText(u.Reason, u.Message))
+	}
+	for i := range p.Containers {
+		writeContainer(b, &p.Containers[i])
+	}
+	if len(p.Events) == 0 {
+		b.WriteString("  Events: none\n")
+		return
+	}
+	b.WriteString("  Events (newest first):\n")
+	for _, ev := range p.Events {
+		age := ev.Age
+		if age == "" {
+			age = "<unknown>"
+		}
+		fmt.Fprintf(b, "    %s ago  %s  %s  x%d  %s\n", age, ev.Type, ev.Reason, ev.Count, oneLine(ev.Message, maxTextLen))
+	}
+}
+
+func writeContainer(b *strings.Builder, c *ContainerExplanation) {
+	kind := "Container"
+	if c.Init {
+		kind = "Init container"
+	}
+	fmt.Fprintf(b, "  %s %s: %s%s", kind, c.Name, c.State, reasonText(c.Reason, c.Message))
+	if c.ExitCode != nil {
+		fmt.Fprintf(b, ", exit code %d", *c.ExitCode)
+	}
+	fmt.Fprintf(b, ", ready %t, restarts %d", c.Ready, c.RestartCount)
+	if t := c.LastTermination; t != nil {
+		fmt.Fprintf(b, "; last terminated%s, exit code %d", reasonText(t.Reason, t.Message), t.ExitCode)
+	}
+	b.WriteString("\n")
+}
+
+// reasonText renders " (Reason: message)" or nothing.
+func reasonText(reason, message string) string {
+	message = oneLine(message, maxTextLen)
+	switch {
+	case reason != "" && message != "":
+		return " (" + reason + ": " + message + ")"
+	case reason != "":
+		return " (" + reason + ")"
+	case message != "":
+		return " (" + message + ")"
+	}
+	return ""
+}
+
+// statusList renders " (CrashLoopBackOff 1, Running 2)", sorted by name.
+func statusList(counts map[string]int) string {
+	if len(counts) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(counts))
+	for k := range counts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// eventList renders the four kinds in stream order, then any others.
+func eventList(counts map[string]int) string {
+	all := withEventKinds(counts)
+	parts := make([]string, 0, len(all))
+	for _, k := range eventKinds {
+		parts = append(parts, fmt.Sprintf("%s %d", k, all[k]))
+		delete(all, k)
+	}
+	extra := make([]string, 0, len(all))
+	for k := range all {
+		extra = append(extra, k)
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		parts = append(parts, fmt.Sprintf("%s %d", k, all[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func withEventKinds(counts map[string]int) map[string]int {
+	out := copyCounts(counts)
+	for _, k := range eventKinds {
+		out[k] += 0
+	}
+	return out
+}
+
+func copyCounts(counts map[string]int) map[string]int {
+	out := make(map[string]int, len(counts)+len(eventKinds))
+	for k, v := range counts {
+		out[k] = v
+	}
+	return out
+}
+
+// roundDuration keeps a tenth of a second: enough for people, and
+// stable in tests.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// oneLine folds whitespace (termination messages are often multi-line
+// logs) and cuts the text to max runes.
+func oneLine(s string, limit int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= limit {
+		return s
+	}
+	return string(r[:limit-1]) + "…"
+}

@@ -1,0 +1,226 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+)
+
+// SignalError is the cancel cause main gives the context when a signal
+// arrives, so the run can end with 128+signal after its summary.
+type SignalError struct{ Signal os.Signal }
+
+func (e SignalError) Error() string { return "interrupted by " + e.Signal.String() }
+
+// stream is the one goroutine that owns stdout: it prints each message and
+// judges the check as keys are processed.
+type stream struct {
+	o       *Options
+	ctrl    *controller.Controller
+	writer  *output.Writer
+	eval    *check.Evaluator
+	events  map[string]int
+	typed   kubernetes.Interface
+	stderr  io.Writer
+	initial bool // the initial list has been printed
+}
+
+// ending is why the loop stopped.
+type ending struct {
+	cause error // nil for a normal end
+	code  int
+	word  string
+}
+
+var errEnded = errors.New("run ended")
+
+func newStream(o *Options, ctrl *controller.Controller, typed kubernetes.Interface, stderr io.Writer) *stream {
+	return &stream{
+		o: o, ctrl: ctrl, writer: o.writer, typed: typed, stderr: stderr,
+		eval:   check.NewEvaluator(o.spec),
+		events: map[string]int{},
+	}
+}
+
+func (s *stream) loop(ctx context.Context, requests <-chan request) ending {
+	s.writer.SetBuffered(true)
+	initialDone := s.ctrl.InitialDone()
+	for {
+		select {
+		case <-ctx.Done():
+			return s.fromCause(context.Cause(ctx))
+		case <-initialDone:
+			initialDone, s.initial = nil, true
+			s.writer.SetBuffered(false)
+			if err := s.writer.Flush(); err != nil {
+				return writeEnding(err)
+			}
+			if end, ok := s.judge(true); ok {
+				return end
+			}
+		case r := <-requests:
+			err := s.handle(r.msgs)
+			r.done <- err
+			var we *output.WriteError
+			if errors.As(err, &we) {
+				return writeEnding(err)
+			}
+			if end, ok := s.judge(false); ok {
+				return end
+			}
+		}
+	}
+}
+
+func (s *stream) handle(msgs []controller.Message) error {
+	for _, m := range msgs {
+		if err := s.writer.Write(m); err != nil {
+			return err
+		}
+		s.events[m.Kind.String()]++
+		if m.Kind == controller.Gone {
+			s.eval.Forget(m.Key)
+			continue
+		}
+		s.eval.ObserveStatus(m.Key, m.Row.Pod, source.Cell(m.Row, "Status"), m.Kind == controller.Sync)
+	}
+	return nil
+}
+
+// judge decides whether the run is over. A failure ends it at once; a met
+// condition only counts once the whole initial list has been seen.
+func (s *stream) judge(atInitial bool) (ending, bool) {
+	v := s.eval.Verdict()
+	switch {
+	case v.State == check.Failed:
+		return ending{code: check.ExitFailed, word: check.VerdictFailed}, true
+	case s.initial && v.State == check.Met:
+		return ending{code: check.ExitOK, word: check.VerdictMet}, true
+	case atInitial && s.o.once:
+		return ending{code: v.ExitCode(), word: v.Word()}, true
+	}
+	return ending{}, false
+}
+
+// fromCause turns the reason the context ended into an ending.
+func (s *stream) fromCause(cause error) ending {
+	var sig SignalError
+	switch {
+	case errors.As(cause, &sig):
+		return ending{cause: cause, code: SignalExitCode(sig.Signal), word: check.VerdictInterrupted}
+	case errors.Is(cause, errTimeout):
+		v := s.eval.Verdict()
+		return ending{code: v.ExitCode(), word: v.Word()}
+	}
+	return ending{cause: cause, code: ExitCode(cause)}
+}
+
+func writeEnding(err error) ending {
+	if errors.Is(err, syscall.EPIPE) {
+		// The reader went away (| head): nothing to report.
+		return ending{cause: err, code: 0}
+	}
+	return ending{cause: fmt.Errorf("write output: %w", err), code: 1}
+}
+
+// finish prints the summary and returns the run's error, if any.
+func (s *stream) finish(ctx context.Context, end ending, took time.Duration) error {
+	if end.word == "" {
+		if end.code == 0 {
+			return nil
+		}
+		return &exitError{code: end.code, err: end.cause}
+	}
+	_ = s.writer.Flush()
+	v := s.eval.Verdict()
+	sum := check.Summary{
+		Verdict: end.word, ExitCode: end.code, Duration: took,
+		Pods: v.Pods, Statuses: s.eval.Statuses(), Events: s.events, Reason: v.String(),
+	}
+	if end.code == check.ExitNotMet || end.code == check.ExitFailed {
+		sum.Unsatisfied, sum.Omitted = s.explain(ctx, v)
+	}
+	if end.cause != nil {
+		sum.Reason = end.cause.Error()
+	}
+	_ = sum.WriteText(s.stderr)
+	if s.o.writer.Shape() == output.Event && *s.o.printFlags.OutputFormat == "json" {
+		_ = sum.WriteJSON(s.stderr)
+	}
+	if end.code == 0 {
+		return nil
+	}
+	return &exitError{code: end.code, err: errSilent}
+}
+
+// errSilent marks an exit code whose explanation is already on stderr.
+var errSilent = errors.New("")
+
+// lockedWriter lets workers report dropped keys while the stream writes.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// connection tells a cluster that cannot be used at start (exit 1) from a
+// connection lost later (said once, then retried).
+type connection struct {
+	ctx    context.Context
+	errOut io.Writer
+	fail   context.CancelCauseFunc
+
+	mu     sync.Mutex
+	listed bool
+	lost   bool
+}
+
+func (c *connection) Result(verb string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil {
+		c.listed = c.listed || verb == "list"
+		if c.lost {
+			c.lost = false
+			fmt.Fprintln(c.errOut, "podsync: reconnected to the API server; changes made meanwhile follow")
+		}
+		return
+	}
+	if c.ctx.Err() != nil {
+		return // the run is ending; this is not the server's fault
+	}
+	if !c.listed || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+		c.fail(clusterError(err))
+		return
+	}
+	if !c.lost {
+		c.lost = true
+		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server (%s); retrying\n", oneLine(err))
+	}
+}
+
+// SignalExitCode is 128 plus the signal's number, as shells report it.
+func SignalExitCode(sig os.Signal) int {
+	if sig == syscall.SIGTERM {
+		return check.ExitSIGTERM
+	}
+	return check.ExitSIGINT
+}

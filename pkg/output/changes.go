@@ -1,0 +1,97 @@
+package output
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+)
+
+// Changes says in a few words what changed between two printed states of one
+// pod: the visible cells that differ, or else the parts of the object.
+func Changes(prev, cur *source.PodRow, wide bool) string {
+	if prev == nil || cur == nil {
+		return ""
+	}
+	if cells := changedCells(prev, cur, wide); len(cells) > 0 {
+		return strings.Join(cells, " ")
+	}
+	return strings.Join(changedParts(prev.Pod, cur.Pod), ",")
+}
+
+func changedCells(prev, cur *source.PodRow, wide bool) []string {
+	var out []string
+	for i, col := range cur.Columns {
+		if (col.Priority != 0 && !wide) || col.Name == "Age" || i >= len(cur.Cells) || i >= len(prev.Cells) {
+			continue
+		}
+		before, after := fmt.Sprint(prev.Cells[i]), fmt.Sprint(cur.Cells[i])
+		if col.Name == "Restarts" {
+			// "3 (5m ago)" ages by itself; only the count is a change.
+			before, after = restartCount(before), restartCount(after)
+		}
+		if before != after {
+			out = append(out, strings.ToUpper(col.Name)+":"+before+"→"+after)
+		}
+	}
+	return out
+}
+
+func restartCount(cell string) string {
+	count, _, _ := strings.Cut(cell, " ")
+	return count
+}
+
+// changedParts names the metadata fields, and the spec and status fields by
+// their JSON names, that differ.
+func changedParts(prev, cur *corev1.Pod) []string {
+	if prev == nil || cur == nil {
+		return nil
+	}
+	out := changedMeta(&prev.ObjectMeta, &cur.ObjectMeta)
+	out = append(out, changedFields("spec", reflect.ValueOf(prev.Spec), reflect.ValueOf(cur.Spec))...)
+	return append(out, changedFields("status", reflect.ValueOf(prev.Status), reflect.ValueOf(cur.Status))...)
+}
+
+func changedMeta(prev, cur *metav1.ObjectMeta) []string {
+	fields := []struct {
+		name string
+		a, b interface{}
+	}{
+		{"labels", prev.Labels, cur.Labels},
+		{"annotations", prev.Annotations, cur.Annotations},
+		{"finalizers", prev.Finalizers, cur.Finalizers},
+		{"ownerReferences", prev.OwnerReferences, cur.OwnerReferences},
+		{"deletionTimestamp", prev.DeletionTimestamp, cur.DeletionTimestamp},
+		{"deletionGracePeriodSeconds", prev.DeletionGracePeriodSeconds, cur.DeletionGracePeriodSeconds},
+		{"generation", prev.Generation, cur.Generation},
+	}
+	var out []string
+	for _, f := range fields {
+		if !equality.Semantic.DeepEqual(f.a, f.b) {
+			out = append(out, "metadata."+f.name)
+		}
+	}
+	return out
+}
+
+func changedFields(prefix string, a, b reflect.Value) []string {
+	var out []string
+	t := a.Type()
+	for i := range t.NumField() {
+		if equality.Semantic.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
+			continue
+		}
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" {
+			name = t.Field(i).Name
+		}
+		out = append(out, prefix+"."+name)
+	}
+	return out
+}

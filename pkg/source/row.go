@@ -1,0 +1,83 @@
+// Package source lists and watches pods for the informer. Each object it
+// delivers is a PodRow: the Pod itself plus, when server-side printing is
+// used, the table cells the API server computed for it, so the table output
+// matches `kubectl get pods` on the same cluster.
+package source
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// PodRow is one pod as the informer caches it. Objects held by the cache are
+// shared and must be treated as read-only.
+type PodRow struct {
+	Pod *corev1.Pod
+	// Cells are the server's table cells for this pod, in Columns order; nil
+	// when the source does not request tables.
+	Cells []interface{}
+	// Columns is shared by every row of one source.
+	Columns []metav1.TableColumnDefinition
+}
+
+// GetObjectKind reports no kind: PodRow never travels over the wire.
+func (r *PodRow) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// GetObjectMeta lets meta.Accessor, and so the cache's key functions, read the
+// Pod's metadata.
+func (r *PodRow) GetObjectMeta() metav1.Object { return &r.Pod.ObjectMeta }
+
+// DeepCopyObject copies the pod and the cells; Columns stay shared.
+func (r *PodRow) DeepCopyObject() runtime.Object {
+	out := &PodRow{Columns: r.Columns}
+	if r.Pod != nil {
+		out.Pod = r.Pod.DeepCopy()
+	}
+	if r.Cells != nil {
+		out.Cells = runtime.DeepCopyJSONValue(r.Cells).([]interface{})
+	}
+	return out
+}
+
+// PodRowList is what the source's List returns to the reflector.
+type PodRowList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+	Items []PodRow
+}
+
+// DeepCopyObject copies every row.
+func (l *PodRowList) DeepCopyObject() runtime.Object {
+	out := &PodRowList{TypeMeta: l.TypeMeta}
+	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	out.Items = make([]PodRow, len(l.Items))
+	for i := range l.Items {
+		out.Items[i] = *l.Items[i].DeepCopyObject().(*PodRow)
+	}
+	return out
+}
+
+// StripManagedFields is the informer's transform: managedFields are never
+// printed and are most of a pod's metadata, so they are dropped before the
+// object reaches the cache.
+func StripManagedFields(obj interface{}) (interface{}, error) {
+	if row, ok := obj.(*PodRow); ok && row.Pod != nil {
+		row.Pod.ManagedFields = nil
+	}
+	return obj, nil
+}
+
+// Cell returns the row's cell for the named column (as the server names it,
+// e.g. "Status"), or "" when the row has no such cell.
+func Cell(r *PodRow, column string) string {
+	for i, c := range r.Columns {
+		if c.Name == column && i < len(r.Cells) {
+			if s, ok := r.Cells[i].(string); ok {
+				return s
+			}
+		}
+	}
+	return ""
+}
