@@ -58,6 +58,13 @@ func (c *Cluster) writePKI() error {
 	if err := ca.save(c.pkiPath("ca.crt"), c.pkiPath("ca.key")); err != nil {
 		return err
 	}
+	proxyCA, err := newAuthority("podsync-front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(c.pkiPath("front-proxy-ca.crt"), proxyCA.certPEM, 0o644); err != nil {
+		return fmt.Errorf("write front-proxy CA: %w", err)
+	}
 	serving, err := ca.servingCert("podsync-local-serving")
 	if err != nil {
 		return err
@@ -182,6 +189,13 @@ func (c *Cluster) apiServer(o Options, pt ports) *component {
 		"--secure-port=" + strconv.Itoa(pt.apiServer),
 		"--etcd-servers=" + loopback("http", pt.etcdClient, ""),
 		"--client-ca-file=" + c.pkiPath("ca.crt"),
+		// The front-proxy CA only exists so that the components' delegated
+		// authentication finds a complete configuration; nothing uses it.
+		"--requestheader-client-ca-file=" + c.pkiPath("front-proxy-ca.crt"),
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--tls-cert-file=" + c.pkiPath("serving.crt"),
 		"--tls-private-key-file=" + c.pkiPath("serving.key"),
 		"--cert-dir=" + filepath.Join(o.Dir, "pki"),
@@ -216,10 +230,10 @@ func (c *Cluster) controllerManager(o Options, pt ports) *component {
 			"--tls-cert-file=" + c.pkiPath("serving.crt"),
 			"--tls-private-key-file=" + c.pkiPath("serving.key"),
 			"--leader-elect=false",
-			// Fake nodes have no kubelet heartbeat to miss: without this
-			// controller, killing kwok or the API server in a test cannot
-			// taint nodes and evict every pod.
-			"--controllers=*,-node-lifecycle-controller",
+			// All controllers, node lifecycle included: it lifts the
+			// not-ready taint new nodes get, and it would evict pods only
+			// after a node misses kwok's lease renewals for minutes.
+			"--controllers=*",
 			"--use-service-account-credentials=true",
 			"--service-account-private-key-file=" + c.pkiPath("sa.key"),
 			"--root-ca-file=" + c.pkiPath("ca.crt"),
@@ -260,6 +274,8 @@ func (c *Cluster) kwok(o Options, pt ports) *component {
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 			"--server-address=" + hostPort(pt.kwok),
 			"--node-lease-duration-seconds=40",
+			// Its INFO level logs every lease renewal; errors stay visible.
+			"-v=WARN",
 		},
 		// kwok also reads $KWOK_WORKDIR/kwok.yaml; point it at our folder so
 		// a user's ~/.kwok/kwok.yaml cannot change the cluster.

@@ -58,6 +58,8 @@ type Options struct {
 	WatchOnly     bool
 	Color         bool
 	Out           io.Writer
+	// Now is the clock for the AGE column; tests fix it.
+	Now func() time.Time
 }
 
 // Writer turns messages into output lines.
@@ -74,6 +76,7 @@ type Writer struct {
 	// buffered holds table lines back until Flush, so the initial list is
 	// aligned as one block, as kubectl aligns its first table.
 	buffered bool
+	seeded   bool
 }
 
 // New builds the printer; an error here is a usage error (bad -o value or
@@ -89,6 +92,9 @@ func New(o Options) (*Writer, error) {
 	p, err := o.PrintFlags.ToPrinter()
 	if err != nil {
 		return nil, err
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	w := &Writer{opts: o, shape: ShapeOf(format), wide: format == "wide", printer: p, last: map[string]*source.PodRow{}}
 	if o.PrintFlags.TemplateFlags.TemplateArgument != nil && *o.PrintFlags.TemplateFlags.TemplateArgument != "" && format == "" {
@@ -167,7 +173,12 @@ func (w *Writer) print(msg controller.Message, prev *source.PodRow) error {
 	pod := typedPod(msg.Row.Pod)
 	switch w.shape {
 	case Table:
-		return w.printer.PrintObj(w.tableEvent(msg, prev, pod), w.tw)
+		ev := w.tableEvent(msg, prev, pod)
+		if !w.seeded {
+			w.seeded = true
+			w.tw.SetRememberedWidths(w.seedWidths(msg.Row.Columns))
+		}
+		return w.printer.PrintObj(ev, w.tw)
 	case Event:
 		return w.printer.PrintObj(&metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: pod}}, &w.buf)
 	case Name:
@@ -195,7 +206,7 @@ func (w *Writer) tableEvent(msg controller.Message, prev *source.PodRow, pod *co
 	copy(cells, row.Cells)
 	for i, c := range row.Columns {
 		if c.Name == "Age" && i < len(cells) {
-			cells[i] = age(pod.CreationTimestamp)
+			cells[i] = age(pod.CreationTimestamp, w.opts.Now())
 		}
 	}
 	changes := ""
@@ -210,9 +221,9 @@ func (w *Writer) tableEvent(msg controller.Message, prev *source.PodRow, pod *co
 	return &metav1.WatchEvent{Type: fmt.Sprintf("%-6s", msg.Kind), Object: runtime.RawExtension{Object: table}}
 }
 
-func age(t metav1.Time) string {
+func age(t metav1.Time, now time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"
 	}
-	return duration.HumanDuration(time.Since(t.Time))
+	return duration.HumanDuration(now.Sub(t.Time))
 }

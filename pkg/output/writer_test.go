@@ -1,0 +1,159 @@
+package output
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubectl/pkg/cmd/get"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+var now = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+// columns are those a v1.37 API server sends for pods.
+var columns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name"},
+	{Name: "Ready", Type: "string"},
+	{Name: "Status", Type: "string"},
+	{Name: "Restarts", Type: "string"},
+	{Name: "Age", Type: "string"},
+	{Name: "IP", Type: "string", Priority: 1},
+	{Name: "Node", Type: "string", Priority: 1},
+	{Name: "Nominated Node", Type: "string", Priority: 1},
+	{Name: "Readiness Gates", Type: "string", Priority: 1},
+}
+
+func row(name, ready, status, restarts, ip string, rv string) *source.PodRow {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "shop", ResourceVersion: rv,
+			CreationTimestamp: metav1.NewTime(now.Add(-90 * time.Second)),
+			Labels:            map[string]string{"app": "web", "tier": "front"},
+		},
+		Spec:   corev1.PodSpec{NodeName: "kwok-node-0", Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPhase(status), PodIP: ip},
+	}
+	cells := []interface{}{name, ready, status, restarts, "ignored", ip, "kwok-node-0", "<none>", "<none>"}
+	return &source.PodRow{Pod: p, Cells: cells, Columns: columns}
+}
+
+// stream is a short life of two pods: listed, changed, one deleted, one added.
+func stream() []controller.Message {
+	return []controller.Message{
+		{Kind: controller.Sync, Key: "shop/web-1", Row: row("web-1", "0/1", "Pending", "0", "<none>", "1")},
+		{Kind: controller.Sync, Key: "shop/web-2", Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
+		{Kind: controller.Update, Key: "shop/web-1", Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "3")},
+		{Kind: controller.Gone, Key: "shop/web-2", Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
+		{Kind: controller.Add, Key: "shop/web-long-name-3", Row: row("web-long-name-3", "0/1", "ContainerCreating", "0", "<none>", "4")},
+	}
+}
+
+func render(t *testing.T, args []string, allNamespaces, watchOnly bool) string {
+	t.Helper()
+	pf := get.NewGetPrintFlags()
+	cmd := newFlagCommand(pf)
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatalf("flags %v: %v", args, err)
+	}
+	var out bytes.Buffer
+	w, err := New(Options{PrintFlags: pf, AllNamespaces: allNamespaces, WatchOnly: watchOnly, Out: &out, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatalf("New(%v): %v", args, err)
+	}
+	for _, m := range stream() {
+		if err := w.Write(m); err != nil {
+			t.Fatalf("Write %s %s: %v", m.Kind, m.Key, err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+func TestFormatsGolden(t *testing.T) {
+	cases := []struct {
+		name      string
+		args      []string
+		all, only bool
+	}{
+		{"table", nil, false, false},
+		{"table-all-namespaces", nil, true, false},
+		{"wide", []string{"-o", "wide"}, false, false},
+		{"no-headers", []string{"--no-headers"}, false, false},
+		{"show-labels", []string{"--show-labels"}, false, false},
+		{"label-columns", []string{"-L", "app,tier"}, false, false},
+		{"watch-only", nil, false, true},
+		{"json", []string{"-o", "json"}, false, false},
+		{"yaml", []string{"-o", "yaml"}, false, false},
+		{"name", []string{"-o", "name"}, false, false},
+		{"jsonpath", []string{"-o", `jsonpath={.metadata.name} {.status.phase}{"\n"}`}, false, false},
+		{"go-template", []string{"-o", `go-template={{.metadata.name}}/{{.status.podIP}}{{"\n"}}`}, false, false},
+		{"custom-columns", []string{"-o", "custom-columns=NAME:.metadata.name,PHASE:.status.phase,NODE:.spec.nodeName"}, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := render(t, tc.args, tc.all, tc.only)
+			golden(t, tc.name, got)
+		})
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./pkg/output -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestTemplateErrorsAreReportedByNew(t *testing.T) {
+	for _, args := range [][]string{
+		{"-o", "jsonpath={.metadata.name"},
+		{"-o", "go-template={{.metadata.name"},
+		{"-o", "custom-columns=NAME"},
+		{"-o", "yml"},
+	} {
+		pf := get.NewGetPrintFlags()
+		if err := newFlagCommand(pf).ParseFlags(args); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(Options{PrintFlags: pf, Out: &bytes.Buffer{}}); err == nil {
+			t.Errorf("New(%v) accepted a bad output", args)
+		}
+	}
+}
+
+func TestColorWrapsOnlyEventNames(t *testing.T) {
+	got := string(colorize([]byte("EVENT    NAME\nSYNC     a\nGONE     b\n")))
+	want := "EVENT    NAME\n\x1b[34mSYNC\x1b[0m     a\n\x1b[31mGONE\x1b[0m     b\n"
+	if got != want {
+		t.Errorf("colorize: got %q, want %q", got, want)
+	}
+	t.Setenv("NO_COLOR", "1")
+	if ColorWanted("auto", os.Stdout) {
+		t.Error("auto colour with NO_COLOR set")
+	}
+	if !ColorWanted("always", &bytes.Buffer{}) || ColorWanted("never", os.Stdout) {
+		t.Error("always/never not honoured")
+	}
+}
