@@ -13,6 +13,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -114,9 +117,15 @@ func (c *Cluster) Stop() error {
 	defer c.mu.Unlock()
 	var errs []error
 	for i := len(c.components) - 1; i >= 0; i-- {
-		if err := c.components[i].stop(syscall.SIGTERM, 10*time.Second); err != nil {
-			errs = append(errs, err)
+		p, t := c.components[i], time.Now()
+		if !p.running() {
+			continue
 		}
+		if err := p.stop(syscall.SIGTERM, 10*time.Second); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.logf("%s stopped (%s)", p.Name, time.Since(t).Round(10*time.Millisecond))
 	}
 	if len(errs) > 0 {
 		_ = c.saveState()
@@ -234,4 +243,63 @@ func (c *Cluster) pkiPath(name string) string { return filepath.Join(c.Dir, "pki
 
 func (c *Cluster) logf(format string, args ...any) {
 	fmt.Fprintf(c.log, "localcluster: "+format+"\n", args...)
+}
+
+// StartAPIServer starts another API server on the cluster's etcd, with the
+// first one's certificates and flags, its own free port and args appended
+// (so they override), and waits until it is ready. It returns the path of
+// an admin kubeconfig for it. Kill, Restart and Stop handle it by name.
+func (c *Cluster) StartAPIServer(ctx context.Context, name string, args ...string) (kubeconfig string, err error) {
+	if name == "" || filepath.Base(name) != name {
+		return "", fmt.Errorf("start API server: bad name %q", name)
+	}
+	p, err := c.addAPIServer(name, args)
+	if err != nil {
+		return "", fmt.Errorf("start API server %s: %w", name, err)
+	}
+	if err := c.waitHealthy(ctx, p); err != nil {
+		return "", fmt.Errorf("start API server %s: %w", name, err)
+	}
+	kubeconfig = filepath.Join(c.Dir, "kubeconfig-"+name)
+	admin, err := readKeyPair(c.pkiPath("admin.crt"), c.pkiPath("admin.key"))
+	if err != nil {
+		return "", err
+	}
+	caPEM, err := os.ReadFile(c.pkiPath("ca.crt"))
+	if err != nil {
+		return "", fmt.Errorf("read CA: %w", err)
+	}
+	server := strings.TrimSuffix(p.Health, "/readyz")
+	if err := writeKubeconfig(kubeconfig, server, caPEM, kubeUser{context: AdminContext, name: "podsync-admin", creds: admin}); err != nil {
+		return "", err
+	}
+	return kubeconfig, nil
+}
+
+func (c *Cluster) addAPIServer(name string, args []string) (*component, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.component(name); err == nil {
+		return nil, errors.New("a component of that name exists")
+	}
+	base, err := c.component(APIServer)
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	p := &component{
+		Name:   name,
+		Binary: base.Binary,
+		Args:   append(append(slices.Clone(base.Args), "--secure-port="+strconv.Itoa(port[0])), args...),
+		Log:    filepath.Join(c.Dir, "logs", name+".log"),
+		Health: loopback("https", port[0], "/readyz"),
+	}
+	if err := p.start(c.Dir, c.detach); err != nil {
+		return nil, err
+	}
+	c.components = append(c.components, p)
+	return p, c.saveState()
 }

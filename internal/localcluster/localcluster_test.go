@@ -75,8 +75,9 @@ func TestCluster(t *testing.T) {
 		}
 		t.Run("restricted", func(t *testing.T) { t.Parallel(); testRestricted(t, c, bin) })
 	})
-	t.Run("restart", func(t *testing.T) { testRestart(t, c, k) })
+	t.Run("restart", func(t *testing.T) { testRestart(t, c, bin, k) })
 
+	pids = c.PIDs()
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ spec:
 	k(t, manifest, "apply", "-f", "-")
 	row := waitRow(t, k, name, func(f []string) bool { return f[2] == s.status })
 	t.Logf("kubectl get pods:\n%s", row)
-	if f := strings.Fields(row); f[1] != s.ready {
+	if f := rowFields(row); f[1] != s.ready {
 		t.Errorf("READY = %s, want %s: %s", f[1], s.ready, row)
 	}
 	switch s.state {
@@ -203,8 +204,7 @@ func waitRow(t *testing.T, k kubectlFunc, name string, ok func([]string) bool) s
 	var row string
 	for time.Now().Before(deadline) {
 		row = k(t, "", "get", "pod", name)
-		lines := strings.Split(strings.TrimSpace(row), "\n")
-		if f := strings.Fields(lines[len(lines)-1]); len(f) >= 4 && ok(f) {
+		if f := rowFields(row); len(f) >= 4 && ok(f) {
 			return row
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -213,11 +213,15 @@ func waitRow(t *testing.T, k kubectlFunc, name string, ok func([]string) bool) s
 	return ""
 }
 
+// rowFields splits the last line of kubectl's table output.
+func rowFields(out string) []string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return strings.Fields(lines[len(lines)-1])
+}
+
 func restarts(t *testing.T, row string) int {
 	t.Helper()
-	lines := strings.Split(strings.TrimSpace(row), "\n")
-	f := strings.Fields(lines[len(lines)-1])
-	n, err := strconv.Atoi(f[3])
+	n, err := strconv.Atoi(rowFields(row)[3])
 	if err != nil {
 		t.Fatalf("RESTARTS not a number in %q", row)
 	}
@@ -250,7 +254,7 @@ func testRestricted(t *testing.T, c *Cluster, bin string) {
 	}
 }
 
-func testRestart(t *testing.T, c *Cluster, k kubectlFunc) {
+func testRestart(t *testing.T, c *Cluster, bin string, k kubectlFunc) {
 	before := c.PIDs()[APIServer]
 	if err := c.Kill(APIServer); err != nil {
 		t.Fatal(err)
@@ -265,4 +269,39 @@ func testRestart(t *testing.T, c *Cluster, k kubectlFunc) {
 		t.Fatalf("API server pid %d after restart, was %d", after, before)
 	}
 	k(t, "", "get", "nodes")
+
+	// After an etcd crash the API server reconnects by itself.
+	if err := c.Kill(Etcd); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(Etcd); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() error {
+		_, err := kubectl(t.Context(), bin, c.Kubeconfig, "", "get", "nodes")
+		return err
+	})
+
+	kc, err := c.StartAPIServer(t.Context(), "kube-apiserver-2", "--min-request-timeout=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := kubectl(t.Context(), bin, kc, "", "get", "nodes", "--no-headers"); err != nil || strings.Count(out, "Ready") != 3 {
+		t.Errorf("second API server: %v\n%s", err, out)
+	}
+}
+
+func eventually(t *testing.T, d time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still failing after %s: %v", d, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }

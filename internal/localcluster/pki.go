@@ -182,6 +182,18 @@ func pemBlock(typ string, der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
 }
 
+func readKeyPair(certPath, keyPath string) (keyPair, error) {
+	cert, err := os.ReadFile(certPath)
+	if err != nil {
+		return keyPair{}, fmt.Errorf("read certificate: %w", err)
+	}
+	key, err := os.ReadFile(keyPath)
+	if err != nil {
+		return keyPair{}, fmt.Errorf("read key: %w", err)
+	}
+	return keyPair{cert: cert, key: key}, nil
+}
+
 func writeKeyPair(kp keyPair, certPath, keyPath string) error {
 	if err := os.MkdirAll(filepath.Dir(certPath), 0o700); err != nil {
 		return fmt.Errorf("create folder for %s: %w", certPath, err)
