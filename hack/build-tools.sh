@@ -47,10 +47,13 @@ if [ ! -x "$bin/kwok" ]; then
   GOBIN="$bin" CGO_ENABLED=0 go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 fi
 
-if [ "${WITH_KREW:-0}" = 1 ]; then
-  for k in krew validate-krew-manifest; do
-    [ -x "$bin/$k" ] || GOBIN="$bin" CGO_ENABLED=0 go install "sigs.k8s.io/krew/cmd/$k@$KREW_VERSION"
-  done
-fi
+for k in krew validate-krew-manifest; do
+  if [ ! -x "$bin/$k" ]; then
+    log "installing $k $KREW_VERSION"
+    GOBIN="$bin" CGO_ENABLED=0 go install "sigs.k8s.io/krew/cmd/$k@$KREW_VERSION"
+  fi
+done
+# kubectl finds krew as a plugin under this name.
+ln -sf krew "$bin/kubectl-krew"
 
 echo "$bin"

@@ -23,6 +23,11 @@ func run() int {
 	defer cancel(nil)
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	// Asking for SIGPIPE turns a write to a closed stdout (`| head -1`) into
+	// an EPIPE error, which the command ends on quietly; otherwise the
+	// runtime would kill the process. Notify, unlike Ignore, is not
+	// inherited by exec credential plugins.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	go func() {
 		sig := <-signals
 		cancel(cmd.SignalError{Signal: sig})

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command cluster runs the local control plane of internal/localcluster
 // outside of tests, for the demo and for trying the plugin by hand:
 //

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package localcluster runs a real Kubernetes control plane on loopback for
 // tests and the demo: etcd, kube-apiserver, kube-controller-manager and
 // kube-scheduler from pinned binaries, with kwok standing in for kubelets on

@@ -43,13 +43,23 @@ type Failure struct {
 
 // Result is the verdict of an Evaluator at one moment.
 type Result struct {
-	State       State
-	Pods        int     // matching pods now
-	Unsatisfied int     // of those, how many miss a condition
-	MinPods     int     // pods required, resolved from the Spec
-	Until       string  // the conditions, "" without --until
-	Failure     Failure // set when State is Failed
+	State State
+	Pods  int // matching pods now, including those being deleted
+	// Leaving counts the matching pods being deleted. They are on their
+	// way out, so they neither satisfy nor miss a condition and do not
+	// count for MinPods (except for gone, which waits for them).
+	Leaving     int
+	Unsatisfied int // of the counted pods, how many miss a condition
+	// Rollouts counts Deployments with pods of more than one ReplicaSet
+	// among the counted pods: a rollout still going on.
+	Rollouts int
+	MinPods  int     // pods required, resolved from the Spec
+	Until    string  // the conditions, "" without --until
+	Failure  Failure // set when State is Failed
 }
+
+// Counted is how many matching pods the conditions are judged on.
+func (r Result) Counted() int { return r.Pods - r.Leaving }
 
 // ExitCode maps the result to the contract's exit codes, as it stands
 // when the check ends (at --timeout, or on the --once state).
@@ -88,11 +98,21 @@ func (r Result) String() string {
 	case r.Until == "gone":
 		return fmt.Sprintf("%d matching pods are still there", r.Pods)
 	case r.State == Met:
-		return fmt.Sprintf("all %d matching pods satisfy %s", r.Pods, r.Until)
+		return fmt.Sprintf("all %d matching pods satisfy %s%s", r.Counted(), r.Until, r.leavingText())
 	case r.Unsatisfied > 0:
-		return fmt.Sprintf("%d of %d matching pods do not satisfy %s", r.Unsatisfied, r.Pods, r.Until)
+		return fmt.Sprintf("%d of %d matching pods do not satisfy %s%s", r.Unsatisfied, r.Counted(), r.Until, r.leavingText())
+	case r.Counted() < r.MinPods:
+		return fmt.Sprintf("%d matching pods, want at least %d (%s)%s", r.Counted(), r.MinPods, r.Until, r.leavingText())
 	}
-	return fmt.Sprintf("%d matching pods, want at least %d (%s)", r.Pods, r.MinPods, r.Until)
+	return fmt.Sprintf("%d matching pods satisfy %s, but pods of more than one ReplicaSet match: %d %s still rolling out",
+		r.Counted(), r.Until, r.Rollouts, plural(r.Rollouts, "Deployment is", "Deployments are"))
+}
+
+func (r Result) leavingText() string {
+	if r.Leaving == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", not counting %d being deleted", r.Leaving)
 }
 
 // String describes the failure in one line.
@@ -122,7 +142,12 @@ func (f Failure) String() string {
 type podState struct {
 	uid       types.UID
 	satisfied bool
-	status    string
+	// leaving: the pod is being deleted and the check is not gone, so
+	// it does not count (see Result.Leaving).
+	leaving bool
+	// rev is the Deployment ReplicaSet the pod counts for, if any.
+	rev    *revision
+	status string
 	// baseline holds restart counts at first sight for pods of the
 	// initial list; nil for pods that appeared later (baseline 0).
 	baseline map[string]int32
@@ -140,6 +165,10 @@ type Evaluator struct {
 	unsatisfied map[string]struct{}
 	statuses    map[string]int
 	failure     *Failure
+	gone        bool
+	leaving     int
+	workloads   map[string]*workload
+	rollouts    int
 }
 
 // NewEvaluator returns an Evaluator for a validated spec.
@@ -152,6 +181,8 @@ func NewEvaluator(spec Spec) *Evaluator {
 		pods:        make(map[string]*podState),
 		unsatisfied: make(map[string]struct{}),
 		statuses:    make(map[string]int),
+		gone:        hasGone(spec.Conditions),
+		workloads:   make(map[string]*workload),
 	}
 	for _, r := range spec.FailOn {
 		e.failOn[strings.ToLower(r)] = r
@@ -190,6 +221,10 @@ func (e *Evaluator) ObserveStatus(key string, pod *corev1.Pod, status string, in
 	}
 	st.satisfied = e.satisfies(pod)
 	st.status = statusOf(pod, status)
+	st.leaving = pod.DeletionTimestamp != nil && !e.gone
+	if !st.leaving && e.until != "" && !e.gone {
+		st.rev = e.addRevision(pod)
+	}
 	e.tally(key, st)
 	if e.failure == nil {
 		e.failure = e.findFailure(key, pod, st)
@@ -211,17 +246,33 @@ func (e *Evaluator) Forget(key string) {
 func (e *Evaluator) Verdict() Result {
 	r := Result{
 		Pods:        len(e.pods),
+		Leaving:     e.leaving,
 		Unsatisfied: len(e.unsatisfied),
+		Rollouts:    e.rollouts,
 		MinPods:     e.minPods,
 		Until:       e.until,
 	}
 	switch {
 	case e.failure != nil:
 		r.State, r.Failure = Failed, *e.failure
-	case e.until != "" && r.Unsatisfied == 0 && r.Pods >= e.minPods:
+	case e.until != "" && r.Unsatisfied == 0 && r.Counted() >= e.minPods && r.Rollouts == 0:
 		r.State = Met
 	}
 	return r
+}
+
+// Reason is r.String(), naming the Deployments still rolling out when
+// they hold the check back. It costs O(workloads): call it for the summary.
+func (e *Evaluator) Reason(r Result) string {
+	s := r.String()
+	if r.State != Pending || r.Rollouts == 0 || r.Until == "" {
+		return s
+	}
+	names := strings.Join(e.Rollouts(), "; ")
+	if r.Unsatisfied > 0 || r.Counted() < r.MinPods {
+		return s + "; still rolling out: " + names
+	}
+	return s + ": " + names
 }
 
 // Statuses returns a copy of the pod counts per STATUS.
@@ -233,14 +284,25 @@ func (e *Evaluator) Statuses() map[string]int {
 	return out
 }
 
-// UnsatisfiedKeys returns the sorted keys of pods that miss a condition,
-// with the failing pod first when there is one and it is still present.
-// It costs O(n log n) in those pods, so call it once, for the summary.
+// UnsatisfiedKeys returns the sorted keys of pods that miss a condition
+// or belong to a ReplicaSet a rollout is replacing (see RolloutGap), with
+// the failing pod first when there is one and it is still present. It
+// costs O(n log n), so call it once, for the summary.
 func (e *Evaluator) UnsatisfiedKeys() []string {
 	keys := make([]string, 0, len(e.unsatisfied)+1)
 	for k := range e.unsatisfied {
 		if e.failure == nil || k != e.failure.Key {
 			keys = append(keys, k)
+		}
+	}
+	if e.rollouts > 0 {
+		for k := range e.pods {
+			if _, unmet := e.unsatisfied[k]; unmet || e.failure != nil && k == e.failure.Key {
+				continue
+			}
+			if _, old := e.RolloutGap(k); old {
+				keys = append(keys, k)
+			}
 		}
 	}
 	sort.Strings(keys)
@@ -252,7 +314,10 @@ func (e *Evaluator) UnsatisfiedKeys() []string {
 
 func (e *Evaluator) tally(key string, st *podState) {
 	e.statuses[st.status]++
-	if !st.satisfied {
+	switch {
+	case st.leaving:
+		e.leaving++
+	case !st.satisfied:
 		e.unsatisfied[key] = struct{}{}
 	}
 }
@@ -261,7 +326,12 @@ func (e *Evaluator) untally(key string, st *podState) {
 	if e.statuses[st.status]--; e.statuses[st.status] <= 0 {
 		delete(e.statuses, st.status)
 	}
+	if st.leaving {
+		e.leaving--
+	}
 	delete(e.unsatisfied, key)
+	e.removeRevision(st.rev)
+	st.rev = nil
 }
 
 func (e *Evaluator) satisfies(pod *corev1.Pod) bool {
@@ -314,11 +384,27 @@ func (e *Evaluator) reasonFailure(pod *corev1.Pod) *Failure {
 	return nil
 }
 
+// podFailedMessage says why a pod is Failed: its own reason and message
+// (Evicted: ...), else the first container that ended in error.
 func podFailedMessage(pod *corev1.Pod) string {
 	if pod.Status.Reason != "" && pod.Status.Message != "" {
 		return pod.Status.Reason + ": " + pod.Status.Message
 	}
-	return pod.Status.Reason + pod.Status.Message
+	if s := pod.Status.Reason + pod.Status.Message; s != "" {
+		return s
+	}
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			if t := list[i].State.Terminated; t != nil && t.ExitCode != 0 {
+				msg := fmt.Sprintf("container %q terminated with exit code %d", list[i].Name, t.ExitCode)
+				if t.Reason != "" {
+					msg += " (" + t.Reason + ")"
+				}
+				return msg
+			}
+		}
+	}
+	return ""
 }
 
 func (e *Evaluator) containerFailure(cs *corev1.ContainerStatus) *Failure {
@@ -380,6 +466,9 @@ func statusOf(pod *corev1.Pod, status string) string {
 	switch {
 	case status != "":
 		return status
+	case pod.DeletionTimestamp != nil:
+		// What kubectl shows for a pod being deleted.
+		return "Terminating"
 	case pod.Status.Phase != "":
 		return string(pod.Status.Phase)
 	}

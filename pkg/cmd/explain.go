@@ -44,7 +44,11 @@ func (s *stream) explain(ctx context.Context, v check.Result) ([]check.PodExplan
 		if err != nil {
 			fmt.Fprintf(s.stderr, "warning: events of pod %s: %s\n", k, oneLine(err))
 		}
-		out = append(out, check.Explain(pod, s.o.spec.Conditions, events))
+		x := check.Explain(pod, s.o.spec.Conditions, events)
+		if gap, ok := s.eval.RolloutGap(k); ok {
+			x.UnmetConditions = append(x.UnmetConditions, gap)
+		}
+		out = append(out, x)
 	}
 	return out, omitted
 }

@@ -107,6 +107,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
 	c.SetVersionTemplate("{{.Version}}\n")
 	o.AddFlags(c)
+	o.registerCompletions(c)
 	return c
 }
 
@@ -157,14 +158,22 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 	return nil
 }
 
-// quietKlog keeps client-go's own retry logs off stderr unless -v asks for
-// them: podsync reports connection trouble itself, once.
+// quietKlog keeps client-go's own logs off stderr unless -v asks for them:
+// podsync reports connection trouble itself, once, and client-go would
+// otherwise print every failed retry of the reflector as an error line.
+// With -v, klog writes to stderr as in kubectl; client-go masks the
+// Authorization header even at -v=9, so tokens never show.
 func (o *Options) quietKlog(c *cobra.Command) {
 	if c.Flags().Changed("v") {
+		_ = o.klogFlags.Set("logtostderr", "true")
 		klog.SetOutput(o.ErrOut)
 		return
 	}
+	// Off stderr entirely: not logging to stderr, no severity below FATAL
+	// copied there, and the log "files" discarded.
 	_ = o.klogFlags.Set("logtostderr", "false")
+	_ = o.klogFlags.Set("alsologtostderr", "false")
+	_ = o.klogFlags.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(io.Discard)
 }
 

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
@@ -66,7 +65,7 @@ func (s *stream) loop(ctx context.Context, requests <-chan request) ending {
 			initialDone, s.initial = nil, true
 			s.writer.SetBuffered(false)
 			if err := s.writer.Flush(); err != nil {
-				return writeEnding(err)
+				return s.writeEnding(err)
 			}
 			if end, ok := s.judge(true); ok {
 				return end
@@ -76,7 +75,7 @@ func (s *stream) loop(ctx context.Context, requests <-chan request) ending {
 			r.done <- err
 			var we *output.WriteError
 			if errors.As(err, &we) {
-				return writeEnding(err)
+				return s.writeEnding(err)
 			}
 			if end, ok := s.judge(false); ok {
 				return end
@@ -100,12 +99,13 @@ func (s *stream) handle(msgs []controller.Message) error {
 	return nil
 }
 
-// judge decides whether the run is over. A failure ends it at once; a met
-// condition only counts once the whole initial list has been seen.
+// judge decides whether the run is over. A failure ends it at once, except
+// with --once, which prints the whole initial list and judges that state;
+// a met condition only counts once the whole initial list has been seen.
 func (s *stream) judge(atInitial bool) (ending, bool) {
 	v := s.eval.Verdict()
 	switch {
-	case v.State == check.Failed:
+	case v.State == check.Failed && (!s.o.once || s.initial):
 		return ending{code: check.ExitFailed, word: check.VerdictFailed}, true
 	case s.initial && v.State == check.Met:
 		return ending{code: check.ExitOK, word: check.VerdictMet}, true
@@ -128,12 +128,32 @@ func (s *stream) fromCause(cause error) ending {
 	return ending{cause: cause, code: ExitCode(cause)}
 }
 
-func writeEnding(err error) ending {
+// ExitBrokenPipe is the exit code of a check whose stdout reader went away
+// before the verdict: 128+SIGPIPE, what a shell reports for a command that
+// a broken pipe killed.
+const ExitBrokenPipe = 128 + int(syscall.SIGPIPE)
+
+// writeEnding ends a run whose output cannot be written. A reader that went
+// away (`| head -1`) ends it quietly: no error text, no summary. A plain
+// stream has done its job, since the reader asked for no more: exit 0. A
+// check (--until, --fail-on, --max-restarts) has no verdict yet, and 0
+// would claim one: exit 141. Main asks for SIGPIPE so that such writes
+// fail with EPIPE instead of killing the process.
+func (s *stream) writeEnding(err error) ending {
 	if errors.Is(err, syscall.EPIPE) {
-		// The reader went away (| head): nothing to report.
-		return ending{cause: err, code: 0}
+		code := 0
+		if checking(s.o.spec) {
+			code = ExitBrokenPipe
+		}
+		return ending{cause: errSilent, code: code}
 	}
 	return ending{cause: fmt.Errorf("write output: %w", err), code: 1}
+}
+
+// checking reports whether the run judges pods, so its exit code is a
+// verdict.
+func checking(spec check.Spec) bool {
+	return len(spec.Conditions) > 0 || len(spec.FailOn) > 0 || spec.MaxRestarts != check.Unset
 }
 
 // finish prints the summary and returns the run's error, if any.
@@ -142,13 +162,14 @@ func (s *stream) finish(ctx context.Context, end ending, took time.Duration) err
 		if end.code == 0 {
 			return nil
 		}
-		return &exitError{code: end.code, err: end.cause}
+		// The contract promises the reason on one line.
+		return &exitError{code: end.code, err: lineError{end.cause}}
 	}
 	_ = s.writer.Flush()
 	v := s.eval.Verdict()
 	sum := check.Summary{
 		Verdict: end.word, ExitCode: end.code, Duration: took,
-		Pods: v.Pods, Statuses: s.eval.Statuses(), Events: s.events, Reason: v.String(),
+		Pods: v.Pods, Statuses: s.eval.Statuses(), Events: s.events, Reason: s.eval.Reason(v),
 	}
 	if end.code == check.ExitNotMet || end.code == check.ExitFailed {
 		sum.Unsatisfied, sum.Omitted = s.explain(ctx, v)
@@ -169,6 +190,12 @@ func (s *stream) finish(ctx context.Context, end ending, took time.Duration) err
 // errSilent marks an exit code whose explanation is already on stderr.
 var errSilent = errors.New("")
 
+// lineError shows an error folded onto one line.
+type lineError struct{ err error }
+
+func (e lineError) Error() string { return oneLine(e.err) }
+func (e lineError) Unwrap() error { return e.err }
+
 // lockedWriter lets workers report dropped keys while the stream writes.
 type lockedWriter struct {
 	mu sync.Mutex
@@ -179,42 +206,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-// connection tells a cluster that cannot be used at start (exit 1) from a
-// connection lost later (said once, then retried).
-type connection struct {
-	ctx    context.Context
-	errOut io.Writer
-	fail   context.CancelCauseFunc
-
-	mu     sync.Mutex
-	listed bool
-	lost   bool
-}
-
-func (c *connection) Result(verb string, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err == nil {
-		c.listed = c.listed || verb == "list"
-		if c.lost {
-			c.lost = false
-			fmt.Fprintln(c.errOut, "podsync: reconnected to the API server; changes made meanwhile follow")
-		}
-		return
-	}
-	if c.ctx.Err() != nil {
-		return // the run is ending; this is not the server's fault
-	}
-	if !c.listed || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-		c.fail(clusterError(err))
-		return
-	}
-	if !c.lost {
-		c.lost = true
-		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server (%s); retrying\n", oneLine(err))
-	}
 }
 
 // SignalExitCode is 128 plus the signal's number, as shells report it.

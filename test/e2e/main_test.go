@@ -80,13 +80,14 @@ func setUp(tools, tmp string) error {
 // buildPlugin builds the binary under test, with the race detector, so the
 // end-to-end runs also look for data races in the real process.
 func buildPlugin(dir string) error {
-	out := filepath.Join(dir, "kubectl-podsync")
-	cmd := exec.Command("go", "build", "-race",
-		"-ldflags", "-X github.com/kubectl-podsync/kubectl-podsync/pkg/version.Version="+pluginVersion,
-		"-o", out, "github.com/kubectl-podsync/kubectl-podsync/cmd/kubectl-podsync")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("build the plugin: %w", err)
+	for _, prog := range []string{"kubectl-podsync", "kubectl_complete-podsync"} {
+		cmd := exec.Command("go", "build", "-race",
+			"-ldflags", "-X github.com/kubectl-podsync/kubectl-podsync/pkg/version.Version="+pluginVersion,
+			"-o", filepath.Join(dir, prog), "github.com/kubectl-podsync/kubectl-podsync/cmd/"+prog)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("build %s: %w", prog, err)
+		}
 	}
 	return nil
 }

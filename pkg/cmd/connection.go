@@ -1,0 +1,121 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// connection is the run's source.Reporter: it hears the result of every list
+// and watch request and decides what the user is told.
+//
+//   - Before the first successful list, any error ends the run with exit 1:
+//     the cluster cannot be used (unreachable, TLS, credentials, RBAC).
+//   - Forbidden and Unauthorized end the run with exit 1 at any time: waiting
+//     cannot fix them.
+//   - Any other error after that means the connection was lost. It is said
+//     once on stderr and the informer retries by itself; the next successful
+//     request says the connection is back, and the informer's relist (or the
+//     resumed watch) brings the changes made in between.
+type connection struct {
+	ctx    context.Context
+	errOut io.Writer
+	fail   context.CancelCauseFunc
+	now    func() time.Time // nil: time.Now
+
+	mu       sync.Mutex
+	listed   bool
+	lostAt   time.Time
+	lostOnce bool // lostAt is set
+}
+
+// Result implements source.Reporter.
+func (c *connection) Result(verb string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil {
+		c.listed = c.listed || verb == "list"
+		if c.lostOnce {
+			c.lostOnce = false
+			fmt.Fprintf(c.errOut, "podsync: reconnected to the API server after %s; changes made meanwhile follow\n", c.since(c.lostAt))
+		}
+		return
+	}
+	if c.ctx.Err() != nil {
+		return // the run is ending; this is not the server's fault
+	}
+	why := describe(verb, err)
+	if !c.listed || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+		c.fail(clusterError(why))
+		return
+	}
+	if !c.lostOnce {
+		c.lostOnce, c.lostAt = true, c.clock()
+		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server (%s); retrying\n", why)
+	}
+}
+
+func (c *connection) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+func (c *connection) since(t time.Time) time.Duration {
+	d := c.clock().Sub(t)
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// requestError is a failed list or watch told in one line, keeping the
+// original error for errors.Is and errors.As.
+type requestError struct {
+	text string
+	err  error
+}
+
+func (e *requestError) Error() string { return e.text }
+func (e *requestError) Unwrap() error { return e.err }
+
+// describe names the request and the reason it failed, in one line:
+//
+//	list pods at https://127.0.0.1:6443: dial tcp 127.0.0.1:6443: connect: connection refused
+//	list pods at https://127.0.0.1:6443: tls: failed to verify certificate: x509: ...
+//	list pods: the server did not accept the credentials (Unauthorized)
+//	watch pods: pods is forbidden: User "u" cannot watch resource "pods" ...
+//
+// The request's URL is cut to its scheme and host: the query adds nothing a
+// user can act on.
+func describe(verb string, err error) error {
+	what := verb + " pods"
+	var text string
+	var ue *url.Error
+	switch {
+	case apierrors.IsUnauthorized(err):
+		text = fmt.Sprintf("%s: the server did not accept the credentials (%s)", what, oneLine(err))
+	case errors.As(err, &ue):
+		text = fmt.Sprintf("%s at %s: %s", what, origin(ue.URL), oneLine(ue.Err))
+	default:
+		text = fmt.Sprintf("%s: %s", what, oneLine(err))
+	}
+	return &requestError{text: text, err: err}
+}
+
+// origin is scheme://host of a request URL, or the URL itself when it does
+// not parse.
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	return u.Scheme + "://" + u.Host
+}
