@@ -24,7 +24,7 @@ vet: ## gofmt, go vet and go.mod tidiness
 	$(GO) mod tidy -diff
 
 test: vet ## Every test: unit and end-to-end against a local control plane, with -race
-	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" $(GO) test -race -count=1 -p 1 -timeout $(TEST_TIMEOUT) ./...
 
 unit: ## Unit tests only (no control plane)
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /test/ -e /internal/localcluster)
