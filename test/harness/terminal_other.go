@@ -1,13 +1,13 @@
 //go:build !linux
 
-package e2e
+package harness
 
 import (
 	"os/exec"
 	"testing"
 )
 
-func runOnTerminal(t *testing.T, _ *exec.Cmd) string {
+func RunOnTerminal(t testing.TB, _ *exec.Cmd) string {
 	t.Skip("pseudo-terminals are only set up on Linux")
 	return ""
 }

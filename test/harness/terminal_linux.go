@@ -1,4 +1,6 @@
-package e2e
+//go:build linux
+
+package harness
 
 import (
 	"bytes"
@@ -12,9 +14,9 @@ import (
 	"unsafe"
 )
 
-// runOnTerminal runs cmd with its stdout on a new pseudo-terminal and
+// RunOnTerminal runs cmd with its stdout on a new pseudo-terminal and
 // returns what it wrote there.
-func runOnTerminal(t *testing.T, cmd *exec.Cmd) string {
+func RunOnTerminal(t testing.TB, cmd *exec.Cmd) string {
 	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {

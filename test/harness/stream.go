@@ -1,0 +1,192 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Stream is a running `kubectl podsync` whose stdout lines are read as they
+// come, as a pipe would see them.
+type Stream struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	lines  []string
+	times  []time.Time
+	stderr bytes.Buffer
+	done   chan struct{}
+	res    Result
+	start  time.Time
+}
+
+// Start starts `kubectl podsync ARGS` in the background; the test's cleanup
+// kills it if the test did not stop it.
+func (e *Env) Start(t testing.TB, args ...string) *Stream {
+	t.Helper()
+	return e.StartEnv(t, nil, args...)
+}
+
+// StartEnv is Start with extra environment variables.
+func (e *Env) StartEnv(t testing.TB, extraEnv []string, args ...string) *Stream {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	s := &Stream{t: t, done: make(chan struct{})}
+	s.cmd = e.Command(ctx, extraEnv, append([]string{"podsync"}, args...)...)
+	s.cmd.Stderr = &lockedBuffer{mu: &s.mu, b: &s.stderr}
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	s.start = time.Now()
+	if err := s.cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.lines = append(s.lines, sc.Text())
+			s.times = append(s.times, time.Now())
+			s.mu.Unlock()
+		}
+		err := s.cmd.Wait()
+		s.mu.Lock()
+		s.res = Result{Code: ExitCode(err), Stdout: joinLines(s.lines), Stderr: s.stderr.String(), Took: time.Since(s.start)}
+		s.mu.Unlock()
+		close(s.done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-s.done
+	})
+	return s
+}
+
+func joinLines(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// PID is the process ID of kubectl, which runs the plugin as its child
+// (kubectl execs the plugin, so it is the same process).
+func (s *Stream) PID() int { return s.cmd.Process.Pid }
+
+// Lines returns the stdout lines read so far.
+func (s *Stream) Lines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.lines...)
+}
+
+// LineTimes returns when each stdout line was read.
+func (s *Stream) LineTimes() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.times...)
+}
+
+// Stderr returns what was written to stderr so far.
+func (s *Stream) Stderr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stderr.String()
+}
+
+// Dump is the stream's output so far, for failure messages.
+func (s *Stream) Dump() string {
+	return fmt.Sprintf("stdout so far:\n%s\nstderr so far:\n%s", strings.Join(s.Lines(), "\n"), s.Stderr())
+}
+
+// WaitLine waits for a stdout line matching re and returns the first one.
+func (s *Stream) WaitLine(re string, limit time.Duration) string {
+	s.t.Helper()
+	return s.WaitLines(re, 1, limit)[0]
+}
+
+// WaitLines waits until n stdout lines match re and returns them all.
+func (s *Stream) WaitLines(re string, n int, limit time.Duration) []string {
+	s.t.Helper()
+	rx := regexp.MustCompile(re)
+	var found []string
+	what := func() string { return fmt.Sprintf("%d lines matching %q; %s", n, re, s.Dump()) }
+	Eventually(s.t, limit, what, func() bool {
+		found = found[:0]
+		for _, l := range s.Lines() {
+			if rx.MatchString(l) {
+				found = append(found, l)
+			}
+		}
+		return len(found) >= n || s.exited()
+	})
+	if len(found) < n {
+		s.t.Fatalf("kubectl podsync ended before %s", what())
+	}
+	return found
+}
+
+// WaitStderr waits until stderr matches re.
+func (s *Stream) WaitStderr(re string, limit time.Duration) {
+	s.t.Helper()
+	rx := regexp.MustCompile(re)
+	Eventually(s.t, limit, func() string { return fmt.Sprintf("stderr matching %q; %s", re, s.Dump()) },
+		func() bool { return rx.MatchString(s.Stderr()) })
+}
+
+func (s *Stream) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Signal sends sig to the running command.
+func (s *Stream) Signal(sig syscall.Signal) {
+	_ = s.cmd.Process.Signal(sig)
+}
+
+// Stop sends sig and waits for the process to end.
+func (s *Stream) Stop(sig syscall.Signal) Result {
+	s.t.Helper()
+	s.Signal(sig)
+	return s.Wait(time.Minute)
+}
+
+// Wait waits for the process to end by itself.
+func (s *Stream) Wait(limit time.Duration) Result {
+	s.t.Helper()
+	select {
+	case <-s.done:
+	case <-time.After(limit):
+		s.t.Fatalf("kubectl podsync still running after %s; %s", limit, s.Dump())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.res
+}
+
+type lockedBuffer struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
