@@ -6,8 +6,10 @@ VERSION ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || echo 
 LDFLAGS := -s -w -X $(MODULE)/pkg/version.Version=$(VERSION)
 # Whole-suite budget: the end-to-end tests run a real control plane.
 TEST_TIMEOUT ?= 40m
+# Time per fuzz target in `make fuzz` (and so in `make test`).
+FUZZTIME ?= 10s
 
-.PHONY: help build tools test unit e2e vet demo cluster-up cluster-down dist clean
+.PHONY: help build tools test unit e2e bench fuzz vet demo cluster-up cluster-down dist validate-krew clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -23,11 +25,24 @@ vet: ## gofmt, go vet and go.mod tidiness
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 
-test: vet ## Every test: unit and end-to-end against a local control plane, with -race
+test: vet fuzz ## Every test: unit and end-to-end against a local control plane, with -race
 	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" $(GO) test -race -count=1 -p 1 -timeout $(TEST_TIMEOUT) ./...
 
 unit: ## Unit tests only (no control plane)
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /test/ -e /internal/localcluster)
+
+fuzz: ## Fuzz the --until, --fail-on and duration parsers for FUZZTIME each (default 10s)
+	$(GO) test -run '^$$' -fuzz '^FuzzParseConditions$$' -fuzztime $(FUZZTIME) ./pkg/check
+	$(GO) test -run '^$$' -fuzz '^FuzzParseReasons$$' -fuzztime $(FUZZTIME) ./pkg/check
+	$(GO) test -run '^$$' -fuzz '^FuzzDurationFlags$$' -fuzztime $(FUZZTIME) ./pkg/cmd
+
+# The scale benchmark: not part of `make test` (test/bench runs a small
+# smoke of it there). It takes one to two hours at the default sizes on two
+# cores; pass other flags with BENCH_ARGS, e.g. BENCH_ARGS='-pods 5000 -runs 3'.
+BENCH_ARGS ?= -pods 5000,20000,50000 -runs 5 -rate 1000,250 -duration 60s
+bench: ## podsync against kubectl and the floor at 5k/20k/50k pods, and churn lag; report in bin/bench-report.md (see docs/BENCHMARKS.md)
+	mkdir -p bin
+	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" $(GO) run ./hack/bench $(BENCH_ARGS) -out bin/bench-report.md
 
 e2e: ## End-to-end tests only
 	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -v ./test/e2e/
@@ -44,9 +59,12 @@ cluster-down: ## Stop the local cluster in .cluster/
 # Plain go build and tar rather than a release tool: six static builds and a
 # reproducible tar need nothing more, and nothing extra to pin or download.
 dist: ## Archives for 6 platforms, checksums, and plugins/podsync.yaml rendered for them
-	VERSION=$(VERSION) hack/dist.sh
+	DIST=$(CURDIR)/dist PLATFORMS= VERSION=$(VERSION) hack/dist.sh
 	mkdir -p plugins
-	$(GO) run ./hack/krew-manifest -dist dist -version $(VERSION) > plugins/podsync.yaml
+	cp dist/podsync.yaml plugins/podsync.yaml
+
+validate-krew: ## After make dist: krew's validate-krew-manifest installs every platform (archives served on loopback)
+	PATH="$$(hack/build-tools.sh):$$PATH" $(GO) run ./hack/krew-manifest -validate -dist dist -committed plugins/podsync.yaml
 
 clean: ## Remove build output (not the tool cache)
 	rm -rf bin dist

@@ -33,19 +33,16 @@ go run ./hack/cluster up --dir "$dir" --bin "$bin" >/dev/null
 export KUBECONFIG=$root/$dir/kubeconfig
 export PATH=$root/bin:$bin:$PATH
 
-step "Watching every namespace: kubectl podsync -A"
-if command -v timeout >/dev/null; then
-  timeout 90 kubectl podsync -A &
-else
-  kubectl podsync -A --timeout=90s &
-fi
-podsync=$!
-trap 'kill -TERM "$podsync" 2>/dev/null || true' EXIT
-sleep 2
-
-step "A Deployment with 3 replicas"
+step "A Deployment with 3 replicas, before watching: its pods will be SYNC rows"
 run kubectl create deployment web --image=nginx:1.27 --replicas=3
 run kubectl rollout status deployment/web --timeout=90s
+
+step "Watching every namespace: kubectl podsync -A"
+# --timeout bounds the stream in case this script is stopped half-way.
+kubectl podsync -A --timeout=3m &
+podsync=$!
+trap 'kill -TERM "$podsync" 2>/dev/null || true' EXIT
+sleep 3
 
 step "Rolling it to a new image"
 run kubectl set image deployment/web nginx=nginx:1.28

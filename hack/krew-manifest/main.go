@@ -1,100 +1,102 @@
 // Command krew-manifest renders the krew-release-bot template (.krew.yaml)
-// for archives built locally: each addURIAndSha gets the archive's real
-// sha256, so the manifest can be validated and installed before a release.
+// for archives built locally by hack/dist.sh: each addURIAndSha gets the
+// archive's real sha256, so the manifest can be installed and validated
+// before a release. `make dist` writes plugins/podsync.yaml with it.
 //
-//	go run ./hack/krew-manifest -dist dist -version v1.2.3 [-base-url http://127.0.0.1:8080] > plugins/podsync.yaml
+//	go run ./hack/krew-manifest -dist dist -version v1.2.3 > plugins/podsync.yaml
+//	go run ./hack/krew-manifest -dist DIR -version v1.2.3 -partial > podsync.yaml   # only the platforms built
+//	go run ./hack/krew-manifest -dist dist -validate -committed plugins/podsync.yaml
+//
+// -validate serves the archives on loopback HTTP, renders a copy of the
+// manifest whose uris point there, and runs krew's validate-krew-manifest on
+// it in full mode, which installs every platform with `kubectl krew install`
+// (validate-krew-manifest, kubectl and kubectl-krew must be on PATH).
 package main
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path"
-	"path/filepath"
-	"strings"
-	"text/template"
+	"regexp"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+type options struct {
+	template, dist, version, baseURL, committed string
+	partial, validate                           bool
+}
+
+// run returns the exit code: 0 done, 1 failed, 2 bad usage.
 func run(args []string, stdout, stderr io.Writer) int {
+	var o options
 	fs := flag.NewFlagSet("krew-manifest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	tmpl := fs.String("template", ".krew.yaml", "krew-release-bot template")
-	dist := fs.String("dist", "dist", "folder with the release archives")
-	version := fs.String("version", "", "release tag, starting with v")
-	baseURL := fs.String("base-url", "", "serve the archives from here instead of the release URLs (for local validation)")
+	fs.StringVar(&o.template, "template", ".krew.yaml", "krew-release-bot template")
+	fs.StringVar(&o.dist, "dist", "dist", "folder with the release archives")
+	fs.StringVar(&o.version, "version", "", "release tag, starting with v (default: spec.version of -committed)")
+	fs.StringVar(&o.baseURL, "base-url", "", "serve the archives from here instead of the release URLs")
+	fs.BoolVar(&o.partial, "partial", false, "leave out the platforms whose archive is not in -dist (for local tests)")
+	fs.BoolVar(&o.validate, "validate", false, "validate the rendered manifest with validate-krew-manifest in full mode, serving -dist on loopback")
+	fs.StringVar(&o.committed, "committed", "", "with -validate: fail unless this file is exactly the manifest rendered for -dist")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
-	out, err := render(*tmpl, *dist, *version, *baseURL)
-	if err != nil {
-		fmt.Fprintln(stderr, "krew-manifest:", err)
-		return 1
+	if fs.NArg() > 0 || (o.version == "" && o.committed == "") {
+		fmt.Fprintln(stderr, "krew-manifest: -version is required (or -committed to take it from) and no arguments are accepted")
+		return 2
 	}
-	if _, err := stdout.Write(out); err != nil {
+	if err := o.do(stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "krew-manifest:", err)
 		return 1
 	}
 	return 0
 }
 
-func render(tmplPath, dist, version, baseURL string) ([]byte, error) {
-	if !strings.HasPrefix(version, "v") {
-		return nil, fmt.Errorf("version %q must start with v", version)
+func (o options) do(stdout, stderr io.Writer) error {
+	if o.version == "" {
+		v, err := committedVersion(o.committed)
+		if err != nil {
+			return err
+		}
+		o.version = v
 	}
-	text, err := os.ReadFile(tmplPath)
-	if err != nil {
-		return nil, fmt.Errorf("read template: %w", err)
+	if o.validate {
+		return validate(o, stdout, stderr)
 	}
-	funcs := template.FuncMap{"addURIAndSha": func(url, tag string) (string, error) {
-		return uriAndSha(url, tag, dist, baseURL)
-	}}
-	t, err := template.New(filepath.Base(tmplPath)).Funcs(funcs).Parse(string(text))
-	if err != nil {
-		return nil, fmt.Errorf("parse template: %w", err)
-	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, struct{ TagName string }{version}); err != nil {
-		return nil, fmt.Errorf("render template: %w", err)
-	}
-	return buf.Bytes(), nil
+	return renderTo(o, stdout)
 }
 
-// uriAndSha does what the release bot's function does, with the sha256 of
-// the local archive of the same name.
-func uriAndSha(url, tag, dist, baseURL string) (string, error) {
-	url = strings.ReplaceAll(url, "{{ .TagName }}", tag)
-	name := path.Base(url)
-	if baseURL != "" {
-		url = strings.TrimSuffix(baseURL, "/") + "/" + name
-	}
-	sum, err := fileSHA256(filepath.Join(dist, name))
+func renderTo(o options, stdout io.Writer) error {
+	out, err := render(o.template, o.dist, o.version, o.baseURL, o.partial)
 	if err != nil {
-		return "", err
+		return err
 	}
-	return fmt.Sprintf("uri: %s\n    sha256: %s", url, sum), nil
+	if _, err := stdout.Write(out); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	return nil
 }
 
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("archive %s is missing: run make dist first", p)
-	}
+var specVersion = regexp.MustCompile(`(?m)^  version: (\S+)$`)
+
+// committedVersion reads spec.version, so a check after make dist uses the
+// version the archives were built with even if git describe moved since.
+func committedVersion(path string) (string, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("open archive: %w", err)
+		return "", fmt.Errorf("read committed manifest: %w", err)
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hash %s: %w", p, err)
+	m := specVersion.FindSubmatch(data)
+	if m == nil {
+		return "", fmt.Errorf("%s has no spec.version", path)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return string(m[1]), nil
 }

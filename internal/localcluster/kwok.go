@@ -82,6 +82,7 @@ func writeKwokConfig(dst, moduleDir, podStages string, options map[string]any) e
 				return fmt.Errorf("kwok stage set %s: %w", set, err)
 			}
 			shortenDeletion(s)
+			completeLikeKubelet(s)
 			docs = append(docs, s)
 		}
 	}
@@ -285,4 +286,34 @@ func escapeModulePath(p string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// completedConditions are the conditions a kubelet gives a pod that has run
+// to completion: it is no longer Ready. kwok's pod-complete stage leaves
+// Ready True, which no kubelet reports, and which would let a check for
+// `ready` pass on a finished Job pod.
+const completedConditions = `
+conditions:
+- type: Ready
+  status: "False"
+  reason: PodCompleted
+  lastTransitionTime: {{ $now | Quote }}
+- type: ContainersReady
+  status: "False"
+  reason: PodCompleted
+  lastTransitionTime: {{ $now | Quote }}
+`
+
+// completeLikeKubelet changes kwok's pod-complete stage so the completed
+// pod's containers and the pod itself are not ready, as with a kubelet.
+func completeLikeKubelet(stage map[string]any) {
+	meta, _ := stage["metadata"].(map[string]any)
+	spec, _ := stage["spec"].(map[string]any)
+	next, _ := spec["next"].(map[string]any)
+	tmpl, ok := next["statusTemplate"].(string)
+	if meta["name"] != "pod-complete" || !ok {
+		return
+	}
+	tmpl = strings.ReplaceAll(tmpl, "ready: true", "ready: false")
+	next["statusTemplate"] = strings.TrimRight(tmpl, "\n") + completedConditions
 }

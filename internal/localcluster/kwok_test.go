@@ -153,3 +153,26 @@ func writeStageSet(t *testing.T, mod, set, stages string) {
 		t.Fatal(err)
 	}
 }
+
+func TestCompletedPodsAreNotReady(t *testing.T) {
+	stage := func(name string) map[string]any {
+		return map[string]any{
+			"metadata": map[string]any{"name": name},
+			"spec": map[string]any{"next": map[string]any{
+				"statusTemplate": "containerStatuses:\n- name: app\n  ready: true\nphase: Succeeded\n",
+			}},
+		}
+	}
+	complete, ready := stage("pod-complete"), stage("pod-ready")
+	completeLikeKubelet(complete)
+	completeLikeKubelet(ready)
+	tmpl := complete["spec"].(map[string]any)["next"].(map[string]any)["statusTemplate"].(string)
+	for _, want := range []string{"  ready: false\n", "phase: Succeeded\nconditions:\n- type: Ready\n  status: \"False\"\n  reason: PodCompleted\n", "- type: ContainersReady\n"} {
+		if !bytes.Contains([]byte(tmpl), []byte(want)) {
+			t.Errorf("pod-complete template lacks %q:\n%s", want, tmpl)
+		}
+	}
+	if got := ready["spec"].(map[string]any)["next"].(map[string]any)["statusTemplate"]; got != stage("x")["spec"].(map[string]any)["next"].(map[string]any)["statusTemplate"] {
+		t.Errorf("pod-ready stage changed:\n%s", got)
+	}
+}

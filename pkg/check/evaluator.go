@@ -53,13 +53,24 @@ type Result struct {
 	// Rollouts counts Deployments with pods of more than one ReplicaSet
 	// among the counted pods: a rollout still going on.
 	Rollouts int
-	MinPods  int     // pods required, resolved from the Spec
-	Until    string  // the conditions, "" without --until
-	Failure  Failure // set when State is Failed
+	// Unconfirmed counts Deployments whose pods are of one ReplicaSet
+	// that the API has not confirmed as the current one (see
+	// ConfirmRollouts).
+	Unconfirmed int
+	MinPods     int     // pods required, resolved from the Spec
+	Until       string  // the conditions, "" without --until
+	Failure     Failure // set when State is Failed
 }
 
 // Counted is how many matching pods the conditions are judged on.
 func (r Result) Counted() int { return r.Pods - r.Leaving }
+
+// WaitsOnRollout reports whether the check would be met but for
+// Deployments whose current ReplicaSet is not confirmed yet.
+func (r Result) WaitsOnRollout() bool {
+	return r.State == Pending && r.Until != "" && r.Unconfirmed > 0 && r.Rollouts == 0 &&
+		r.Unsatisfied == 0 && r.Counted() >= r.MinPods
+}
 
 // ExitCode maps the result to the contract's exit codes, as it stands
 // when the check ends (at --timeout, or on the --once state).
@@ -103,6 +114,10 @@ func (r Result) String() string {
 		return fmt.Sprintf("%d of %d matching pods do not satisfy %s%s", r.Unsatisfied, r.Counted(), r.Until, r.leavingText())
 	case r.Counted() < r.MinPods:
 		return fmt.Sprintf("%d matching pods, want at least %d (%s)%s", r.Counted(), r.MinPods, r.Until, r.leavingText())
+	}
+	if r.Rollouts == 0 {
+		return fmt.Sprintf("%d matching pods satisfy %s, but the rollout of %d %s not confirmed yet",
+			r.Counted(), r.Until, r.Unconfirmed, plural(r.Unconfirmed, "Deployment is", "Deployments are"))
 	}
 	return fmt.Sprintf("%d matching pods satisfy %s, but pods of more than one ReplicaSet match: %d %s still rolling out",
 		r.Counted(), r.Until, r.Rollouts, plural(r.Rollouts, "Deployment is", "Deployments are"))
@@ -169,6 +184,10 @@ type Evaluator struct {
 	leaving     int
 	workloads   map[string]*workload
 	rollouts    int
+	// confirm, current and unconfirmed: see ConfirmRollouts.
+	confirm     bool
+	current     map[string]CurrentRevision
+	unconfirmed int
 }
 
 // NewEvaluator returns an Evaluator for a validated spec.
@@ -183,6 +202,7 @@ func NewEvaluator(spec Spec) *Evaluator {
 		statuses:    make(map[string]int),
 		gone:        hasGone(spec.Conditions),
 		workloads:   make(map[string]*workload),
+		current:     make(map[string]CurrentRevision),
 	}
 	for _, r := range spec.FailOn {
 		e.failOn[strings.ToLower(r)] = r
@@ -249,22 +269,27 @@ func (e *Evaluator) Verdict() Result {
 		Leaving:     e.leaving,
 		Unsatisfied: len(e.unsatisfied),
 		Rollouts:    e.rollouts,
+		Unconfirmed: e.unconfirmed,
 		MinPods:     e.minPods,
 		Until:       e.until,
 	}
 	switch {
 	case e.failure != nil:
 		r.State, r.Failure = Failed, *e.failure
-	case e.until != "" && r.Unsatisfied == 0 && r.Counted() >= e.minPods && r.Rollouts == 0:
+	case e.until != "" && r.Unsatisfied == 0 && r.Counted() >= e.minPods && r.Rollouts == 0 && r.Unconfirmed == 0:
 		r.State = Met
 	}
 	return r
 }
 
-// Reason is r.String(), naming the Deployments still rolling out when
-// they hold the check back. It costs O(workloads): call it for the summary.
+// Reason is r.String(), naming the Deployments still rolling out or not
+// confirmed when they hold the check back. It costs O(workloads): call it
+// for the summary.
 func (e *Evaluator) Reason(r Result) string {
 	s := r.String()
+	if r.WaitsOnRollout() {
+		return s + ": " + e.unconfirmedText()
+	}
 	if r.State != Pending || r.Rollouts == 0 || r.Until == "" {
 		return s
 	}
@@ -295,7 +320,7 @@ func (e *Evaluator) UnsatisfiedKeys() []string {
 			keys = append(keys, k)
 		}
 	}
-	if e.rollouts > 0 {
+	if e.rollouts > 0 || e.unconfirmed > 0 {
 		for k := range e.pods {
 			if _, unmet := e.unsatisfied[k]; unmet || e.failure != nil && k == e.failure.Key {
 				continue

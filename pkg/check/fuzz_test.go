@@ -55,6 +55,9 @@ func FuzzParseReasons(f *testing.F) {
 			if reasons != nil {
 				t.Fatalf("error %v with reasons %v", err, reasons)
 			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error is not one line: %q", err)
+			}
 			return
 		}
 		for _, r := range reasons {

@@ -26,6 +26,8 @@ const podTemplateHashLabel = "pod-template-hash"
 type workload struct {
 	key  string // namespace/name of the Deployment
 	revs map[string]*revision
+	// unconfirmed: the workload holds the check back (see ConfirmRollouts).
+	unconfirmed bool
 }
 
 // revision is one ReplicaSet of a workload and the counted pods it has.
@@ -83,6 +85,7 @@ func (e *Evaluator) addRevision(pod *corev1.Pod) *revision {
 	if t := pod.CreationTimestamp.Time; t.After(r.newest) {
 		r.newest = t
 	}
+	e.reconfirm(w)
 	return r
 }
 
@@ -101,13 +104,18 @@ func (e *Evaluator) removeRevision(r *revision) {
 	if len(w.revs) == 1 {
 		e.rollouts--
 	}
+	e.reconfirm(w)
 	if len(w.revs) == 0 {
 		delete(e.workloads, w.key)
 	}
 }
 
-// latest is the revision the workload is moving to.
-func (w *workload) latest() *revision {
+// latest is the revision the workload is moving to: the current one when
+// the API said which, else the one that created a pod last.
+func (e *Evaluator) latest(w *workload) *revision {
+	if c, ok := e.current[w.key]; ok && w.revs[c.Hash] != nil {
+		return w.revs[c.Hash]
+	}
 	var best *revision
 	for _, r := range w.revs {
 		if best == nil || r.newest.After(best.newest) ||
@@ -119,14 +127,20 @@ func (w *workload) latest() *revision {
 }
 
 // RolloutGap says why a pod of a Deployment that is still rolling out
-// holds the check back: it belongs to a ReplicaSet being replaced. ok is
-// false for any other pod.
+// holds the check back: it belongs to a ReplicaSet being replaced, or to
+// one the API did not confirm as current. ok is false for any other pod.
 func (e *Evaluator) RolloutGap(key string) (UnmetCondition, bool) {
 	st := e.pods[key]
-	if st == nil || st.rev == nil || len(st.rev.w.revs) < 2 {
+	if st == nil || st.rev == nil {
 		return UnmetCondition{}, false
 	}
-	latest := st.rev.w.latest()
+	if st.rev.w.unconfirmed {
+		return e.unconfirmedGap(st.rev.w, st.rev)
+	}
+	if len(st.rev.w.revs) < 2 {
+		return UnmetCondition{}, false
+	}
+	latest := e.latest(st.rev.w)
 	if latest == st.rev {
 		return UnmetCondition{}, false
 	}

@@ -34,16 +34,21 @@ func (o *Options) registerCompletions(c *cobra.Command) {
 	_ = c.RegisterFlagCompletionFunc("user", o.completeUsers)
 }
 
-// completeList completes each item of a comma-separated list.
+// completeList completes the last item of a comma-separated list, leaving
+// out the items already given.
 func completeList(values []string) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		done, last := "", toComplete
 		if i := strings.LastIndex(toComplete, ","); i >= 0 {
 			done, last = toComplete[:i+1], toComplete[i+1:]
 		}
+		given := map[string]bool{}
+		for _, v := range strings.Split(done, ",") {
+			given[v] = true
+		}
 		var out []string
 		for _, v := range values {
-			if strings.HasPrefix(v, last) {
+			if strings.HasPrefix(v, last) && !given[v] {
 				out = append(out, done+v)
 			}
 		}
@@ -71,7 +76,7 @@ func (o *Options) completePods(_ *cobra.Command, args []string, toComplete strin
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 	defer cancel()
-	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: o.labelSelector})
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,15 +20,24 @@ import (
 //     the cluster cannot be used (unreachable, TLS, credentials, RBAC).
 //   - Forbidden and Unauthorized end the run with exit 1 at any time: waiting
 //     cannot fix them.
+//   - A watch that is too old to resume (410 Gone, Expired) is not a lost
+//     connection: the informer relists, and nothing needs to be said.
 //   - Any other error after that means the connection was lost. It is said
 //     once on stderr and the informer retries by itself; the next successful
 //     request says the connection is back, and the informer's relist (or the
 //     resumed watch) brings the changes made in between.
+//   - A run that only needs the list (--once) ignores watch errors: a user
+//     who may list but not watch can still take a snapshot, as with
+//     `kubectl get pods`.
 type connection struct {
 	ctx    context.Context
 	errOut io.Writer
 	fail   context.CancelCauseFunc
 	now    func() time.Time // nil: time.Now
+	// requestTimeout is --request-timeout, named when a request times out.
+	requestTimeout time.Duration
+	// listOnly is set for --once.
+	listOnly bool
 
 	mu       sync.Mutex
 	listed   bool
@@ -50,7 +60,10 @@ func (c *connection) Result(verb string, err error) {
 	if c.ctx.Err() != nil {
 		return // the run is ending; this is not the server's fault
 	}
-	why := describe(verb, err)
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || c.listOnly && verb == "watch" {
+		return
+	}
+	why := c.describe(verb, err)
 	if !c.listed || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
 		c.fail(clusterError(why))
 		return
@@ -90,24 +103,42 @@ func (e *requestError) Unwrap() error { return e.err }
 //
 //	list pods at https://127.0.0.1:6443: dial tcp 127.0.0.1:6443: connect: connection refused
 //	list pods at https://127.0.0.1:6443: tls: failed to verify certificate: x509: ...
+//	list pods at https://127.0.0.1:6443: no answer within 5s (--request-timeout)
 //	list pods: the server did not accept the credentials (Unauthorized)
 //	watch pods: pods is forbidden: User "u" cannot watch resource "pods" ...
 //
 // The request's URL is cut to its scheme and host: the query adds nothing a
 // user can act on.
-func describe(verb string, err error) error {
+func (c *connection) describe(verb string, err error) error {
 	what := verb + " pods"
 	var text string
 	var ue *url.Error
 	switch {
 	case apierrors.IsUnauthorized(err):
-		text = fmt.Sprintf("%s: the server did not accept the credentials (%s)", what, oneLine(err))
+		text = fmt.Sprintf("%s: the server did not accept the credentials (%s)", what, detail(what, err))
+	case errors.As(err, &ue) && ue.Timeout():
+		text = fmt.Sprintf("%s at %s: %s", what, origin(ue.URL), c.noAnswer(ue.Err))
 	case errors.As(err, &ue):
 		text = fmt.Sprintf("%s at %s: %s", what, origin(ue.URL), oneLine(ue.Err))
 	default:
-		text = fmt.Sprintf("%s: %s", what, oneLine(err))
+		text = fmt.Sprintf("%s: %s", what, detail(what, err))
 	}
 	return &requestError{text: text, err: err}
+}
+
+// noAnswer says that a request timed out, naming --request-timeout when
+// it was the limit; other limits (TLS handshake, dial) keep Go's words.
+func (c *connection) noAnswer(err error) string {
+	if c.requestTimeout > 0 && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Client.Timeout exceeded")) {
+		return fmt.Sprintf("no answer within %s (--request-timeout)", c.requestTimeout)
+	}
+	return "no answer: " + oneLine(err)
+}
+
+// detail is the error's text without a leading "list pods: " that the
+// source may have added already.
+func detail(what string, err error) string {
+	return strings.TrimPrefix(oneLine(err), what+": ")
 }
 
 // origin is scheme://host of a request URL, or the URL itself when it does

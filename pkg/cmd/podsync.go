@@ -142,6 +142,9 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 	o.checkFlags.UntilSet = c.Flags().Changed("until")
 	o.checkFlags.FailOnSet = c.Flags().Changed("fail-on")
 	o.quietKlog(c)
+	if err := negativeCounts(c); err != nil {
+		return err
+	}
 	ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return usageError("kubeconfig: %s", oneLine(err))
@@ -154,7 +157,23 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 	if err != nil {
 		return usageError("kubeconfig: %s", oneLine(err))
 	}
+	if err := noCluster(o.configFlags); err != nil {
+		return err
+	}
 	o.restConfig = cfg
+	return nil
+}
+
+// negativeCounts refuses --min-pods and --max-restarts below 0. Their
+// "not given" value is check.Unset (-1), so a -1 typed by the user must
+// be caught here, where the flag set knows it was given.
+func negativeCounts(c *cobra.Command) error {
+	for _, name := range []string{"min-pods", "max-restarts"} {
+		f := c.Flags().Lookup(name)
+		if f != nil && f.Changed && strings.HasPrefix(f.Value.String(), "-") {
+			return usageError("invalid --%s %s: must be 0 or more", name, f.Value.String())
+		}
+	}
 	return nil
 }
 

@@ -37,7 +37,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return clusterError(err)
 	}
 	stderr := &lockedWriter{w: o.ErrOut}
-	conn := &connection{ctx: ctx, errOut: stderr, fail: cancel}
+	conn := &connection{ctx: ctx, errOut: stderr, fail: cancel, requestTimeout: o.restConfig.Timeout, listOnly: o.once}
 	requests := make(chan request)
 	ctrl, err := controller.New(controller.Options{
 		ListerWatcher: o.listerWatcher(clients, conn),
@@ -138,9 +138,9 @@ func (o *Options) listerWatcher(c *clients, r source.Reporter) cache.ListerWatch
 		for _, n := range o.names {
 			names[n] = true
 		}
-		return &source.ByName{Inner: inner, Names: names}
+		inner = &source.ByName{Inner: inner, Names: names}
 	}
-	return inner.(cache.ListerWatcher)
+	return &source.Retrying{Inner: inner}
 }
 
 func joinSelectors(a, b string) string {

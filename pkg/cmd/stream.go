@@ -22,19 +22,32 @@ import (
 // arrives, so the run can end with 128+signal after its summary.
 type SignalError struct{ Signal os.Signal }
 
-func (e SignalError) Error() string { return "interrupted by " + e.Signal.String() }
+func (e SignalError) Error() string { return "interrupted by " + signalName(e.Signal) }
+
+// signalName is the name a shell user knows (SIGTERM), where Go's String
+// gives a description ("terminated").
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}
 
 // stream is the one goroutine that owns stdout: it prints each message and
 // judges the check as keys are processed.
 type stream struct {
-	o       *Options
-	ctrl    *controller.Controller
-	writer  *output.Writer
-	eval    *check.Evaluator
-	events  map[string]int
-	typed   kubernetes.Interface
-	stderr  io.Writer
-	initial bool // the initial list has been printed
+	o        *Options
+	ctrl     *controller.Controller
+	writer   *output.Writer
+	eval     *check.Evaluator
+	events   map[string]int
+	typed    kubernetes.Interface
+	stderr   io.Writer
+	rollouts *rollouts
+	initial  bool // the initial list has been printed
 }
 
 // ending is why the loop stopped.
@@ -47,11 +60,14 @@ type ending struct {
 var errEnded = errors.New("run ended")
 
 func newStream(o *Options, ctrl *controller.Controller, typed kubernetes.Interface, stderr io.Writer) *stream {
-	return &stream{
+	s := &stream{
 		o: o, ctrl: ctrl, writer: o.writer, typed: typed, stderr: stderr,
-		eval:   check.NewEvaluator(o.spec),
-		events: map[string]int{},
+		eval:     check.NewEvaluator(o.spec),
+		events:   map[string]int{},
+		rollouts: newRollouts(typed.AppsV1(), o.maxRetries, stderr),
 	}
+	s.eval.ConfirmRollouts()
+	return s
 }
 
 func (s *stream) loop(ctx context.Context, requests <-chan request) ending {
@@ -63,11 +79,20 @@ func (s *stream) loop(ctx context.Context, requests <-chan request) ending {
 			return s.fromCause(context.Cause(ctx))
 		case <-initialDone:
 			initialDone, s.initial = nil, true
+			if s.o.once {
+				// --once judges the initial list: later changes are not read.
+				requests = nil
+			}
 			s.writer.SetBuffered(false)
 			if err := s.writer.Flush(); err != nil {
 				return s.writeEnding(err)
 			}
-			if end, ok := s.judge(true); ok {
+			if end, ok := s.judge(ctx); ok {
+				return end
+			}
+		case res := <-s.rollouts.results:
+			s.rollouts.apply(s.eval, res)
+			if end, ok := s.judge(ctx); ok {
 				return end
 			}
 		case r := <-requests:
@@ -77,7 +102,7 @@ func (s *stream) loop(ctx context.Context, requests <-chan request) ending {
 			if errors.As(err, &we) {
 				return s.writeEnding(err)
 			}
-			if end, ok := s.judge(false); ok {
+			if end, ok := s.judge(ctx); ok {
 				return end
 			}
 		}
@@ -102,17 +127,38 @@ func (s *stream) handle(msgs []controller.Message) error {
 // judge decides whether the run is over. A failure ends it at once, except
 // with --once, which prints the whole initial list and judges that state;
 // a met condition only counts once the whole initial list has been seen.
-func (s *stream) judge(atInitial bool) (ending, bool) {
+// When only Deployments not yet confirmed hold the check back, they are
+// looked up; --once waits for those answers before it judges.
+func (s *stream) judge(ctx context.Context) (ending, bool) {
 	v := s.eval.Verdict()
 	switch {
 	case v.State == check.Failed && (!s.o.once || s.initial):
 		return ending{code: check.ExitFailed, word: check.VerdictFailed}, true
-	case s.initial && v.State == check.Met:
+	case !s.initial:
+		return ending{}, false
+	case v.State == check.Met:
 		return ending{code: check.ExitOK, word: check.VerdictMet}, true
-	case atInitial && s.o.once:
+	case v.WaitsOnRollout():
+		keys := s.eval.Unconfirmed()
+		if !s.o.once || !s.answered(keys) {
+			s.rollouts.ask(ctx, keys)
+			return ending{}, false
+		}
+	}
+	if s.o.once {
 		return ending{code: v.ExitCode(), word: v.Word()}, true
 	}
 	return ending{}, false
+}
+
+// answered reports whether every one of the Deployments has been looked up.
+func (s *stream) answered(deployments []string) bool {
+	for _, k := range deployments {
+		if !s.eval.HasCurrent(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // fromCause turns the reason the context ended into an ending.
@@ -158,6 +204,8 @@ func checking(spec check.Spec) bool {
 
 // finish prints the summary and returns the run's error, if any.
 func (s *stream) finish(ctx context.Context, end ending, took time.Duration) error {
+	// The run's context has ended, so lookups still running stop now.
+	s.rollouts.wg.Wait()
 	if end.word == "" {
 		if end.code == 0 {
 			return nil

@@ -352,3 +352,36 @@ func TestMerge(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkUpdateToMessage is the controller's own cost for one pod update:
+// the informer's handler records it, a worker takes the key, reads the
+// cache and hands the message on.
+func BenchmarkUpdateToMessage(b *testing.B) {
+	updates := 0
+	handler := func(_ context.Context, msgs []Message) error {
+		if len(msgs) == 1 && msgs[0].Kind == Update {
+			updates++
+		}
+		return nil
+	}
+	c, err := New(Options{ListerWatcher: &source.Objects{Client: fake.NewClientset()}, Handler: handler, Workers: 1, MaxRetries: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.queue.ShutDown()
+	rows := []*source.PodRow{{Pod: pod("p", "1")}, {Pod: pod("p", "2")}}
+	if err := c.indexer.Add(rows[0]); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		c.onUpdate(rows[i%2], rows[(i+1)%2])
+		c.processNext(ctx)
+	}
+	b.StopTimer()
+	if updates != b.N {
+		b.Fatalf("%d UPDATE messages for %d updates", updates, b.N)
+	}
+}

@@ -13,15 +13,42 @@ import (
 )
 
 // Changes says in a few words what changed between two printed states of one
-// pod: the visible cells that differ, or else the parts of the object.
-func Changes(prev, cur *source.PodRow, wide bool) string {
+// pod: the visible cells that differ (the server's columns and the -L label
+// columns), or else the parts of the object.
+func Changes(prev, cur *source.PodRow, wide bool, labelColumns []string) string {
 	if prev == nil || cur == nil {
 		return ""
 	}
-	if cells := changedCells(prev, cur, wide); len(cells) > 0 {
+	cells := changedCells(prev, cur, wide)
+	cells = append(cells, changedLabels(prev.Pod, cur.Pod, labelColumns)...)
+	if len(cells) > 0 {
 		return strings.Join(cells, " ")
 	}
 	return strings.Join(changedParts(prev.Pod, cur.Pod), ",")
+}
+
+// changedLabels compares the label columns of -L, named as kubectl heads
+// them: the key's last path segment in capitals.
+func changedLabels(prev, cur *corev1.Pod, keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		before, after := labelCell(prev, k), labelCell(cur, k)
+		if before == after {
+			continue
+		}
+		parts := strings.Split(k, "/")
+		out = append(out, strings.ToUpper(parts[len(parts)-1])+":"+before+"→"+after)
+	}
+	return out
+}
+
+// labelCell is a label's value as CHANGES shows it; a missing label reads
+// <none>, since an empty string would vanish between the colon and arrow.
+func labelCell(pod *corev1.Pod, key string) string {
+	if v, ok := pod.Labels[key]; ok {
+		return v
+	}
+	return "<none>"
 }
 
 func changedCells(prev, cur *source.PodRow, wide bool) []string {

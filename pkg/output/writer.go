@@ -4,14 +4,17 @@ package output
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/liggitt/tabwriter"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -71,12 +74,19 @@ type Writer struct {
 	names   map[controller.Kind]printers.ResourcePrinter
 	tw      *tabwriter.Writer
 	buf     bytes.Buffer
+	// scratch holds one message of a non-table printer until it has been
+	// printed whole: a template that fails half-way must print nothing.
+	scratch bytes.Buffer
 	// last is the previous state reported per key, for CHANGES.
 	last map[string]*source.PodRow
 	// buffered holds table lines back until Flush, so the initial list is
 	// aligned as one block, as kubectl aligns its first table.
 	buffered bool
 	seeded   bool
+	// labels are the -L and --show-labels columns of a table; cols are its
+	// column definitions, built from the first row.
+	labels labelColumns
+	cols   []metav1.TableColumnDefinition
 }
 
 // New builds the printer; an error here is a usage error (bad -o value or
@@ -89,6 +99,10 @@ func New(o Options) (*Writer, error) {
 			return nil, err
 		}
 	}
+	var labels labelColumns
+	if ShapeOf(format) == Table {
+		labels = takeLabelColumns(o.PrintFlags.HumanReadableFlags)
+	}
 	p, err := o.PrintFlags.ToPrinter()
 	if err != nil {
 		return nil, err
@@ -96,7 +110,7 @@ func New(o Options) (*Writer, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	w := &Writer{opts: o, shape: ShapeOf(format), wide: format == "wide", printer: p, last: map[string]*source.PodRow{}}
+	w := &Writer{opts: o, shape: ShapeOf(format), wide: format == "wide", printer: p, last: map[string]*source.PodRow{}, labels: labels}
 	if o.PrintFlags.TemplateFlags.TemplateArgument != nil && *o.PrintFlags.TemplateFlags.TemplateArgument != "" && format == "" {
 		w.shape = Object
 	}
@@ -151,6 +165,9 @@ func (w *Writer) Flush() error {
 		return nil
 	}
 	text := w.buf.Bytes()
+	if w.shape == Table {
+		text = trimLineEnds(text)
+	}
 	if w.opts.Color {
 		text = colorize(text)
 	}
@@ -173,18 +190,65 @@ func (w *Writer) print(msg controller.Message, prev *source.PodRow) error {
 	pod := typedPod(msg.Row.Pod)
 	switch w.shape {
 	case Table:
-		ev := w.tableEvent(msg, prev, pod)
-		if !w.seeded {
-			w.seeded = true
-			w.tw.SetRememberedWidths(w.seedWidths(msg.Row.Columns))
-		}
-		return w.printer.PrintObj(ev, w.tw)
+		return w.printRow(msg, prev, pod)
 	case Event:
-		return w.printer.PrintObj(&metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: pod}}, &w.buf)
+		if *w.opts.PrintFlags.OutputFormat == "json" {
+			return w.printEventJSON(msg.Kind, pod)
+		}
+		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: pod}})
 	case Name:
-		return w.names[msg.Kind].PrintObj(pod, &w.buf)
+		return w.printWhole(w.names[msg.Kind], pod)
 	}
-	return w.printer.PrintObj(pod, &w.buf)
+	// kubectl get hands templates and custom columns an unstructured object:
+	// a field that is not set is <none> in a custom column, not an empty
+	// string, and times and numbers print as they do in JSON.
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
+		return fmt.Errorf("convert the pod for the printer: %w", err)
+	}
+	return w.printWhole(w.printer, &unstructured.Unstructured{Object: content})
+}
+
+// printWhole keeps what a failing printer wrote out of the output: kubectl's
+// go-template printer writes a debugging dump to its writer before it
+// returns the error, which belongs on stderr once, not on stdout per retry.
+func (w *Writer) printWhole(p printers.ResourcePrinter, obj runtime.Object) error {
+	w.scratch.Reset()
+	if err := p.PrintObj(obj, &w.scratch); err != nil {
+		return shortTemplateError(err)
+	}
+	w.buf.Write(w.scratch.Bytes())
+	return nil
+}
+
+// templateDump starts the part of kubectl's template errors that repeats
+// the template and the whole object.
+const templateDump = ". Printing more information for debugging the template"
+
+// shortTemplateError cuts the object dump off a template error, so the
+// error a dropped key gets on stderr is one readable line.
+func shortTemplateError(err error) error {
+	msg := err.Error()
+	i := strings.Index(msg, templateDump)
+	if i < 0 {
+		return err
+	}
+	return errors.New(strings.TrimSpace(msg[:i]))
+}
+
+// trimLineEnds drops the spaces the tabwriter pads an empty last cell with
+// (CHANGES of SYNC, ADD and GONE), as kubectl's tables end without them.
+func trimLineEnds(text []byte) []byte {
+	out := text[:0]
+	for len(text) > 0 {
+		line, rest, found := bytes.Cut(text, []byte{'\n'})
+		out = append(out, bytes.TrimRight(line, " ")...)
+		if found {
+			out = append(out, '\n')
+		}
+		text = rest
+	}
+	return out
 }
 
 // typedPod returns a shallow copy with apiVersion and kind set, as the
@@ -195,13 +259,26 @@ func typedPod(p *corev1.Pod) *corev1.Pod {
 	return &out
 }
 
-var changesColumn = metav1.TableColumnDefinition{Name: "Changes", Type: "string", Description: "What changed since the previous message for this pod."}
+// printRow prints one table row through kubectl's table printer.
+func (w *Writer) printRow(msg controller.Message, prev *source.PodRow, pod *corev1.Pod) error {
+	if !w.seeded {
+		w.seeded = true
+		w.tw.SetRememberedWidths(w.seedWidths(msg.Row.Columns))
+	}
+	changes := ""
+	if msg.Kind == controller.Update {
+		changes = Changes(prev, msg.Row, w.wide, w.labels.keys)
+	}
+	return w.printer.PrintObj(w.tableEvent(msg, pod, changes), w.tw)
+}
 
-// tableEvent builds a one-row table with the server's columns and cells,
-// the AGE recomputed now, and CHANGES at the end.
-func (w *Writer) tableEvent(msg controller.Message, prev *source.PodRow, pod *corev1.Pod) *metav1.WatchEvent {
+// tableEvent builds a one-row table: the server's columns and cells with the
+// AGE recomputed now, the label columns of -L and --show-labels, and CHANGES
+// last. The label columns are built here rather than by the printer, which
+// would put them after CHANGES.
+func (w *Writer) tableEvent(msg controller.Message, pod *corev1.Pod, changes string) *metav1.WatchEvent {
 	row := msg.Row
-	cols := append(slices.Clip(row.Columns), changesColumn)
+	cols := w.columns(row.Columns)
 	cells := make([]interface{}, len(row.Columns), len(cols))
 	copy(cells, row.Cells)
 	for i, c := range row.Columns {
@@ -209,16 +286,23 @@ func (w *Writer) tableEvent(msg controller.Message, prev *source.PodRow, pod *co
 			cells[i] = age(pod.CreationTimestamp, w.opts.Now())
 		}
 	}
-	changes := ""
-	if msg.Kind == controller.Update {
-		changes = Changes(prev, row, w.wide)
-	}
-	cells = append(cells, changes)
+	cells = append(w.labels.cells(cells, pod.Labels), changes)
 	table := &metav1.Table{
 		ColumnDefinitions: cols,
 		Rows:              []metav1.TableRow{{Cells: cells, Object: runtime.RawExtension{Object: pod}}},
 	}
 	return &metav1.WatchEvent{Type: fmt.Sprintf("%-6s", msg.Kind), Object: runtime.RawExtension{Object: table}}
+}
+
+var changesColumn = metav1.TableColumnDefinition{Name: "Changes", Type: "string", Description: "What changed since the previous message for this pod."}
+
+// columns returns the table's column definitions, built once from the
+// server's, so every message shares them and the header prints once.
+func (w *Writer) columns(server []metav1.TableColumnDefinition) []metav1.TableColumnDefinition {
+	if w.cols == nil || len(w.cols) != len(server)+w.labels.count()+1 {
+		w.cols = append(append(slices.Clip(server), w.labels.columns()...), changesColumn)
+	}
+	return w.cols
 }
 
 func age(t metav1.Time, now time.Time) string {

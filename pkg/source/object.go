@@ -30,11 +30,20 @@ func (o *Objects) List(opts metav1.ListOptions) (runtime.Object, error) {
 
 // ListWithContext implements cache.ListerWithContext.
 func (o *Objects) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	pods, err := o.Client.CoreV1().Pods(o.Filter.Namespace).List(ctx, o.Filter.apply(opts))
+	list, err := listPages(ctx, o.Filter.apply(opts), o.list)
 	orNop(o.Reporter).Result("list", err)
+	if err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+func (o *Objects) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+	pods, err := o.Client.CoreV1().Pods(o.Filter.Namespace).List(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
+	stripManagedFields(pods)
 	out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
 	for i := range pods.Items {
 		out.Items[i].Pod = &pods.Items[i]

@@ -69,6 +69,15 @@ func StripManagedFields(obj interface{}) (interface{}, error) {
 	return obj, nil
 }
 
+// stripManagedFields drops the managedFields of a page just decoded, so
+// that they can be freed while the next pages are read, rather than after
+// the whole list has reached the informer's transform.
+func stripManagedFields(pods *corev1.PodList) {
+	for i := range pods.Items {
+		pods.Items[i].ManagedFields = nil
+	}
+}
+
 // Cell returns the row's cell for the named column (as the server names it,
 // e.g. "Status"), or "" when the row has no such cell.
 func Cell(r *PodRow, column string) string {

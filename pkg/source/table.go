@@ -16,6 +16,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -25,9 +26,10 @@ import (
 const TableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io," +
 	"application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 
-// Tables lists and watches pods as server-side Tables with the full object in
-// each row (includeObject=Object), and unpacks one PodRow per table row: the
-// reflector cannot store Tables, but it can store rows.
+// Tables lists and watches pods with the server's table cells, and hands the
+// reflector one PodRow per pod: the reflector cannot store Tables, but it
+// can store rows. A list joins protobuf pods with a Table without objects;
+// a watch reads one-row Tables with the object inside.
 type Tables struct {
 	// Client makes list requests; WatchClient makes watch requests and must
 	// have no client-side timeout, since a watch is meant to stay open.
@@ -51,12 +53,21 @@ func (t *Tables) Columns() []metav1.TableColumnDefinition {
 	return t.columns
 }
 
-func (t *Tables) request(c rest.Interface, opts metav1.ListOptions) *rest.Request {
-	opts = t.Filter.apply(opts)
-	req := c.Get().Resource("pods").
-		VersionedParams(&opts, metav1.ParameterCodec).
-		Param("includeObject", string(metav1.IncludeObject)).
+// request asks for pods as a table; opts already carry the filter.
+func (t *Tables) request(c rest.Interface, opts metav1.ListOptions, include metav1.IncludeObjectPolicy) *rest.Request {
+	return t.podsRequest(c, opts).
+		Param("includeObject", string(include)).
 		SetHeader("Accept", TableAccept)
+}
+
+// podRequest asks for plain pods as protobuf; the client's serializer
+// decodes it.
+func (t *Tables) podRequest(opts metav1.ListOptions) *rest.Request {
+	return t.podsRequest(t.Client, opts).SetHeader("Accept", runtime.ContentTypeProtobuf+","+runtime.ContentTypeJSON)
+}
+
+func (t *Tables) podsRequest(c rest.Interface, opts metav1.ListOptions) *rest.Request {
+	req := c.Get().Resource("pods").VersionedParams(&opts, metav1.ParameterCodec)
 	if t.Filter.Namespace != "" {
 		req = req.Namespace(t.Filter.Namespace)
 	}
@@ -70,19 +81,102 @@ func (t *Tables) List(opts metav1.ListOptions) (runtime.Object, error) {
 
 // ListWithContext implements cache.ListerWithContext.
 func (t *Tables) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	list, err := t.list(ctx, opts)
+	list, err := listPages(ctx, t.Filter.apply(opts), t.list)
 	orNop(t.Reporter).Result("list", err)
-	return list, err
+	if err != nil {
+		return nil, err
+	}
+	return list, nil
 }
 
-func (t *Tables) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	raw, err := t.request(t.Client, opts).Do(ctx).Raw()
-	if err != nil {
+// list fetches the pods as protobuf and then, at exactly the same
+// resourceVersion, the server's table for them without objects
+// (includeObject=None). Asking for the objects inside the table instead
+// makes the server encode every pod as JSON and the client decode it, which
+// at tens of thousands of pods is most of the time of a list and several
+// times its bytes. The cells are the same either way; when the two answers
+// do not line up row for row, the table with objects is fetched instead.
+func (t *Tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// A later page is pinned by its continue token already, so its cells
+	// are fetched while the pods are: the server prints one while the
+	// client decodes the other.
+	var cells <-chan tableResult
+	if opts.Continue != "" {
+		cells = t.listTableAsync(ctx, opts, metav1.IncludeNone)
+	}
+	pods := &corev1.PodList{}
+	if err := t.podRequest(opts).Do(ctx).Into(pods); err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
-	table, err := decodeTable(raw)
+	stripManagedFields(pods)
+	if cells == nil {
+		cells = t.listTableAsync(ctx, cellOptions(opts, pods), metav1.IncludeNone)
+	}
+	r := <-cells
+	table, err := r.table, r.err
 	if err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
+		return nil, err
+	}
+	out, ok := joinRows(pods, table, t.remember(table.ColumnDefinitions))
+	if !ok {
+		klog.FromContext(ctx).V(2).Info("The table rows do not line up with the pods; listing the table with objects instead",
+			"pods", len(pods.Items), "rows", len(table.Rows))
+		return t.listWithObjects(ctx, opts)
+	}
+	return out, nil
+}
+
+// cellOptions asks for the table of the same pods as the page just listed:
+// a first page pins the snapshot with its resourceVersion; a later page's
+// continue token pins it already. A page that ended the list ends it for
+// the table too.
+func cellOptions(opts metav1.ListOptions, pods *corev1.PodList) metav1.ListOptions {
+	if opts.Continue == "" {
+		opts.ResourceVersion = pods.ResourceVersion
+		opts.ResourceVersionMatch = metav1.ResourceVersionMatchExact
+	}
+	if pods.Continue == "" {
+		opts.Limit = 0
+	}
+	return opts
+}
+
+// joinRows pairs each pod with its table row. Both lists come from one
+// snapshot in key order, so they pair by position; the Name cell and the
+// counts confirm it. (The continue tokens may differ in form: the API
+// server writes them differently for exact and for consistent reads.)
+func joinRows(pods *corev1.PodList, table *metav1.Table, columns []metav1.TableColumnDefinition) (*PodRowList, bool) {
+	name := columnIndex(columns, "Name")
+	if name < 0 || len(table.Rows) != len(pods.Items) {
+		return nil, false
+	}
+	out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
+	for i := range pods.Items {
+		cells := table.Rows[i].Cells
+		if name >= len(cells) || cells[name] != pods.Items[i].Name {
+			return nil, false
+		}
+		out.Items[i] = PodRow{Pod: &pods.Items[i], Cells: cells, Columns: columns}
+	}
+	return out, true
+}
+
+func columnIndex(columns []metav1.TableColumnDefinition, name string) int {
+	for i, c := range columns {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// listWithObjects lists the table with each pod inside its row.
+func (t *Tables) listWithObjects(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+	table, err := t.listTable(ctx, opts, metav1.IncludeObject)
+	if err != nil {
+		return nil, err
 	}
 	columns := t.remember(table.ColumnDefinitions)
 	out := &PodRowList{ListMeta: table.ListMeta, Items: make([]PodRow, len(table.Rows))}
@@ -92,6 +186,32 @@ func (t *Tables) list(ctx context.Context, opts metav1.ListOptions) (runtime.Obj
 		}
 	}
 	return out, nil
+}
+
+type tableResult struct {
+	table *metav1.Table
+	err   error
+}
+
+func (t *Tables) listTableAsync(ctx context.Context, opts metav1.ListOptions, include metav1.IncludeObjectPolicy) <-chan tableResult {
+	out := make(chan tableResult, 1)
+	go func() {
+		table, err := t.listTable(ctx, opts, include)
+		out <- tableResult{table, err}
+	}()
+	return out
+}
+
+func (t *Tables) listTable(ctx context.Context, opts metav1.ListOptions, include metav1.IncludeObjectPolicy) (*metav1.Table, error) {
+	raw, err := t.request(t.Client, opts, include).Do(ctx).Raw()
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
+	}
+	table, err := decodeTable(raw)
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
+	}
+	return table, nil
 }
 
 // remember keeps the first column definitions seen, so every row of the
@@ -112,8 +232,9 @@ func (t *Tables) Watch(opts metav1.ListOptions) (watch.Interface, error) {
 
 // WatchWithContext implements cache.WatcherWithContext.
 func (t *Tables) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	opts = t.Filter.apply(opts)
 	opts.Watch = true
-	body, err := t.request(t.WatchClient, opts).Stream(ctx)
+	body, err := t.request(t.WatchClient, opts, metav1.IncludeObject).Stream(ctx)
 	orNop(t.Reporter).Result("watch", err)
 	if err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
@@ -159,6 +280,17 @@ type rawEvent struct {
 	Object json.RawMessage `json:"object"`
 }
 
+// eventTable is a watch event's one-row table, decoded in a single pass
+// with the pod typed, rather than as a generic Table whose row object is
+// decoded again.
+type eventTable struct {
+	Kind string `json:"kind"`
+	Rows []struct {
+		Cells  []interface{} `json:"cells"`
+		Object *corev1.Pod   `json:"object"`
+	} `json:"rows"`
+}
+
 // Decode implements watch.Decoder.
 func (d *tableDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	var ev rawEvent
@@ -172,18 +304,20 @@ func (d *tableDecoder) Decode() (watch.EventType, runtime.Object, error) {
 		}
 		return ev.Type, status, nil
 	}
-	table, err := decodeTable(ev.Object)
-	if err != nil {
-		return "", nil, err
+	var table eventTable
+	// Integer cells stay int64, as in lists and in kubectl's decoding.
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(ev.Object, &table); err != nil {
+		return "", nil, fmt.Errorf("decode watch event %s: %w", ev.Type, err)
 	}
-	if len(table.Rows) != 1 {
+	switch {
+	case table.Kind != "Table":
+		return "", nil, fmt.Errorf("the server answered with %q instead of a Table: it does not support server-side printing", table.Kind)
+	case len(table.Rows) != 1:
 		return "", nil, fmt.Errorf("watch event %s has %d table rows, want 1", ev.Type, len(table.Rows))
+	case table.Rows[0].Object == nil:
+		return "", nil, errors.New("the server sent a row without its object")
 	}
-	row := &PodRow{}
-	if err := fillRow(row, &table.Rows[0], d.columns()); err != nil {
-		return "", nil, err
-	}
-	return ev.Type, row, nil
+	return ev.Type, &PodRow{Pod: table.Rows[0].Object, Cells: table.Rows[0].Cells, Columns: d.columns()}, nil
 }
 
 // Close implements watch.Decoder.

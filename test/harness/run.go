@@ -3,7 +3,6 @@ package harness
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/exitcode"
 )
 
 // Result is one finished command.
@@ -66,19 +67,7 @@ func (e *Env) PodsyncEnv(t testing.TB, limit time.Duration, extraEnv []string, a
 
 // ExitCode is the exit code of a finished command, 128+N for a process
 // killed by signal N, and -1 when it could not run.
-func ExitCode(err error) int {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	}
-	return -1
-}
+func ExitCode(err error) int { return exitcode.Of(err) }
 
 // Kubectl runs the pinned kubectl and fails the test on error.
 func (e *Env) Kubectl(t testing.TB, args ...string) string {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -24,8 +25,10 @@ type Stream struct {
 	times  []time.Time
 	stderr bytes.Buffer
 	done   chan struct{}
-	res    Result
-	start  time.Time
+	// pipe is the read end of stdout (see WaitWriteBlocked).
+	pipe  io.Reader
+	res   Result
+	start time.Time
 }
 
 // Start starts `kubectl podsync ARGS` in the background; the test's cleanup
@@ -38,6 +41,13 @@ func (e *Env) Start(t testing.TB, args ...string) *Stream {
 // StartEnv is Start with extra environment variables.
 func (e *Env) StartEnv(t testing.TB, extraEnv []string, args ...string) *Stream {
 	t.Helper()
+	return e.start(t, extraEnv, nil, args)
+}
+
+// start starts the command; with hold, its stdout is not read until hold
+// is closed (see StartHeld).
+func (e *Env) start(t testing.TB, extraEnv []string, hold <-chan struct{}, args []string) *Stream {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	s := &Stream{t: t, done: make(chan struct{})}
 	s.cmd = e.Command(ctx, extraEnv, append([]string{"podsync"}, args...)...)
@@ -47,12 +57,16 @@ func (e *Env) StartEnv(t testing.TB, extraEnv []string, args ...string) *Stream 
 		cancel()
 		t.Fatal(err)
 	}
+	s.pipe = out
 	s.start = time.Now()
 	if err := s.cmd.Start(); err != nil {
 		cancel()
 		t.Fatal(err)
 	}
 	go func() {
+		if hold != nil {
+			<-hold
+		}
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 1<<20), 1<<24)
 		for sc.Scan() {
@@ -144,6 +158,21 @@ func (s *Stream) WaitStderr(re string, limit time.Duration) {
 	rx := regexp.MustCompile(re)
 	Eventually(s.t, limit, func() string { return fmt.Sprintf("stderr matching %q; %s", re, s.Dump()) },
 		func() bool { return rx.MatchString(s.Stderr()) })
+}
+
+// Exited reports whether the command has ended.
+func (s *Stream) Exited() bool { return s.exited() }
+
+// Count is how many stdout lines read so far match re.
+func (s *Stream) Count(re string) int {
+	rx := regexp.MustCompile(re)
+	n := 0
+	for _, l := range s.Lines() {
+		if rx.MatchString(l) {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *Stream) exited() bool {

@@ -1,0 +1,548 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/exitcode"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
+)
+
+// churnResult is one churn measurement.
+type churnResult struct {
+	Rate          float64 // asked
+	Achieved      float64 // updates sent per second
+	Duration      time.Duration
+	Sent, Failed  int
+	Pods          int // distinct pods the API shows changed
+	Lines         int // UPDATE lines for those pods
+	P50, P99, Max time.Duration
+	// Write is the API's answer time for each update (sent to answered),
+	// and AfterAck the lag from that answer to the printed line: the part
+	// of the lag that is the watch and podsync. It can be below zero when
+	// the watch event overtakes the answer.
+	WriteP50, WriteP99       time.Duration
+	AfterAckP50, AfterAckP99 time.Duration
+	AfterAckMax              time.Duration
+	Over250ms                int
+	Over1s                   int
+	CPU                      time.Duration // podsync, from the first update to the last line
+	Elapsed                  time.Duration // from the first update to the last line
+	// APIServerCPU, EtcdCPU and BenchCPU are what kube-apiserver, etcd
+	// and this program (the loader and the line reader) used meanwhile.
+	APIServerCPU, EtcdCPU, BenchCPU time.Duration
+	RSS                             int64         // podsync's peak resident set at the end
+	Drain                           time.Duration // last update sent to last needed line printed
+	WatchReady                      time.Duration // podsync start to its first UPDATE line
+	Lost                            int
+	LostExamples                    []string
+	ExitCode                        int
+}
+
+// printed is what podsync printed last for one pod.
+type printed struct {
+	rv   uint64
+	sent string
+}
+
+// churnWatch reads podsync's stdout and keeps what each line said.
+type churnWatch struct {
+	sentinel string // key of the sentinel pod
+
+	mu   sync.Mutex
+	last map[string]printed
+	lags []time.Duration
+	// printedAt is when each key@resourceVersion was printed.
+	printedAt map[string]time.Time
+	lines     int
+	seen      uint64 // newest sentinel value printed
+	badLines  int
+}
+
+type stampedLine struct {
+	at   time.Time
+	data []byte
+}
+
+// eventLine is the part of a `-o json` line the bench reads.
+type eventLine struct {
+	Type   string `json:"type"`
+	Object struct {
+		Metadata struct {
+			Name            string            `json:"name"`
+			Namespace       string            `json:"namespace"`
+			ResourceVersion string            `json:"resourceVersion"`
+			Annotations     map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	} `json:"object"`
+}
+
+// read stamps each line on arrival and hands it on, so that parsing never
+// holds up the pipe.
+func (w *churnWatch) read(r io.Reader, lines chan<- stampedLine) {
+	defer close(lines)
+	br := bufio.NewReaderSize(r, 1<<20)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			lines <- stampedLine{at: time.Now(), data: line}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (w *churnWatch) parse(lines <-chan stampedLine) {
+	for l := range lines {
+		var ev eventLine
+		if err := json.Unmarshal(l.data, &ev); err != nil {
+			w.mu.Lock()
+			w.badLines++
+			w.mu.Unlock()
+			continue
+		}
+		md := ev.Object.Metadata
+		key := md.Namespace + "/" + md.Name
+		rv, _ := strconv.ParseUint(md.ResourceVersion, 10, 64)
+		w.mu.Lock()
+		switch {
+		case key == w.sentinel:
+			if v, err := strconv.ParseUint(md.Annotations[sentinelAnnotate], 10, 64); err == nil && v > w.seen {
+				w.seen = v
+			}
+		case ev.Type == "UPDATE":
+			sent := md.Annotations[sentAnnotation]
+			w.last[key] = printed{rv: rv, sent: sent}
+			w.printedAt[key+"@"+md.ResourceVersion] = l.at
+			w.lines++
+			if t, err := time.Parse(time.RFC3339Nano, sent); err == nil {
+				w.lags = append(w.lags, l.at.Sub(t))
+			}
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *churnWatch) sentinelSeen() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seen
+}
+
+// runChurn starts `kubectl podsync -A --watch-only -o json`, waits until it
+// watches, updates pods at rate for cfg.duration, waits for podsync to
+// print the final state of every updated pod, and checks that state
+// against the API.
+func (e *env) runChurn(ctx context.Context, l *loader, rate float64) (*churnResult, error) {
+	cfg := e.cfg
+	res := &churnResult{Rate: rate, Duration: cfg.duration}
+	pctx, cancel := context.WithTimeout(ctx, cfg.duration+30*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(pctx, e.kubectl, "podsync", "-A", "--watch-only", "-o", "json")
+	cmd.Env = e.environ()
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGKILL) }
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("podsync stdout: %w", err)
+	}
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start podsync: %w", err)
+	}
+	w := &churnWatch{sentinel: l.podKey(0), last: map[string]printed{}, printedAt: map[string]time.Time{}}
+	lines := make(chan stampedLine, 1<<16)
+	parsed := make(chan struct{})
+	go w.read(out, lines)
+	go func() { w.parse(lines); close(parsed) }()
+	var waitErr error
+	exited := make(chan struct{})
+	go func() {
+		<-parsed // Wait closes the pipe: read it to the end first
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	defer func() {
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-exited
+		}
+	}()
+
+	if err := e.waitWatching(ctx, l, w, exited); err != nil {
+		return res, fmt.Errorf("%w; podsync stderr: %s", err, tail(stderr.String()))
+	}
+	res.WatchReady = time.Since(started)
+	e.logf("podsync watches %d pods (after %s); churn at %g/s for %s", l.total, res.WatchReady.Round(time.Millisecond), rate, cfg.duration)
+
+	before := map[string]string{}
+	latest := map[string]*corev1.Pod{}
+	if err := eachPod(ctx, l.cs, metav1.ListOptions{}, func(p *corev1.Pod) {
+		before[p.Namespace+"/"+p.Name] = p.ResourceVersion
+		latest[p.Namespace+"/"+p.Name] = p.DeepCopy()
+	}); err != nil {
+		return res, err
+	}
+	pid := cmd.Process.Pid
+	cpu0, err := procCPU(pid)
+	if err != nil {
+		return res, err
+	}
+	api0, etcd0, self0 := e.serverCPU()
+	began := time.Now()
+	final, acks, lastSent, err := e.churnLoad(ctx, l, latest, res)
+	if err != nil {
+		return res, err
+	}
+	drained := w.waitDrained(ctx, final, 60*time.Second)
+	res.Drain = drained.Sub(lastSent)
+	cpu1, err := procCPU(pid)
+	if err != nil {
+		return res, err
+	}
+	res.CPU, res.Elapsed = cpu1-cpu0, time.Since(began)
+	api1, etcd1, self1 := e.serverCPU()
+	res.APIServerCPU, res.EtcdCPU, res.BenchCPU = api1-api0, etcd1-etcd0, self1-self0
+	if res.RSS, err = procHWM(pid); err != nil {
+		return res, err
+	}
+	if err := w.check(ctx, l, before, res); err != nil {
+		return res, err
+	}
+	w.summarize(res, acks)
+	e.logf("churn: %d updates, %d lines, p99 %s, max %s, lost %d", res.Sent, res.Lines, ms(res.P99), ms(res.Max), res.Lost)
+
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		res.ExitCode = exitcode.Of(waitErr)
+	case <-time.After(30 * time.Second):
+		return res, errors.New("podsync did not end within 30s of SIGTERM")
+	}
+	if res.ExitCode != 143 && res.ExitCode != 0 {
+		return res, fmt.Errorf("podsync ended with exit code %d after SIGTERM: %s", res.ExitCode, tail(stderr.String()))
+	}
+	return res, nil
+}
+
+// serverCPU is the CPU time kube-apiserver, etcd and this program have
+// used so far.
+func (e *env) serverCPU() (api, etcd, self time.Duration) {
+	pids := e.cluster.PIDs()
+	api, _ = procCPU(pids[localcluster.APIServer])
+	etcd, _ = procCPU(pids[localcluster.Etcd])
+	self, _ = procCPU(os.Getpid())
+	return api, etcd, self
+}
+
+// waitWatching updates the sentinel pod until podsync prints it: from then
+// on podsync has its initial list and watches.
+func (e *env) waitWatching(ctx context.Context, l *loader, w *churnWatch, exited <-chan struct{}) error {
+	limit := 2*time.Minute + time.Duration(l.total)*5*time.Millisecond
+	deadline := time.Now().Add(limit)
+	ns, name := l.podNamespace(0), l.podName(0)
+	for v := uint64(1); time.Now().Before(deadline); v++ {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, sentinelAnnotate, strconv.FormatUint(v, 10))
+		if _, err := l.cs.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+			return fmt.Errorf("update the sentinel pod: %w", err)
+		}
+		for range 10 {
+			select {
+			case <-exited:
+				return errors.New("podsync ended before it watched")
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+			if w.sentinelSeen() >= 1 {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("podsync printed no update of the sentinel pod within %s", limit)
+}
+
+// sentUpdate is the newest accepted update of one pod.
+type sentUpdate struct {
+	rv   uint64
+	sent string
+}
+
+// updater changes one pod's sent and seq annotations, by a JSON merge
+// patch or by a protobuf update of the whole pod (which costs the API
+// server less: no JSON round trip of the stored object).
+type updater struct {
+	cs     kubernetes.Interface
+	method string
+	mu     sync.Mutex
+	pods   map[string]*corev1.Pod // newest known state, for updates
+}
+
+func (u *updater) update(ctx context.Context, ns, name string, seq int) (*corev1.Pod, time.Time, error) {
+	pods := u.cs.CoreV1().Pods(ns)
+	if u.method == "patch" {
+		sentAt := time.Now()
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:%q}}}`, sentAnnotation, sentAt.Format(time.RFC3339Nano), seqAnnotation, strconv.Itoa(seq))
+		pod, err := pods.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager})
+		return pod, sentAt, err
+	}
+	key := ns + "/" + name
+	for attempt := 0; ; attempt++ {
+		u.mu.Lock()
+		pod := u.pods[key].DeepCopy()
+		u.mu.Unlock()
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		sentAt := time.Now()
+		pod.Annotations[sentAnnotation] = sentAt.Format(time.RFC3339Nano)
+		pod.Annotations[seqAnnotation] = strconv.Itoa(seq)
+		got, err := pods.Update(ctx, pod, metav1.UpdateOptions{FieldManager: fieldManager})
+		if err == nil {
+			u.remember(key, got)
+			return got, sentAt, nil
+		}
+		if !apierrors.IsConflict(err) || attempt >= 3 {
+			return nil, sentAt, err
+		}
+		// Another worker updated this pod meanwhile: start from its state.
+		if got, err = pods.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return nil, sentAt, err
+		}
+		u.remember(key, got)
+	}
+}
+
+// remember keeps the newer of two states of a pod.
+func (u *updater) remember(key string, pod *corev1.Pod) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if old := u.pods[key]; old == nil || rvOf(pod) > rvOf(old) {
+		u.pods[key] = pod
+	}
+}
+
+func rvOf(p *corev1.Pod) uint64 {
+	rv, _ := strconv.ParseUint(p.ResourceVersion, 10, 64)
+	return rv
+}
+
+// ack is the API's answer to one update.
+type ack struct {
+	key, rv    string
+	sent, done time.Time
+}
+
+// churnLoad updates pods at res.Rate for cfg.duration, round-robin over a
+// shuffled order of every pod but the sentinel. It returns the newest
+// accepted state of each updated pod, every answer, and when the last
+// update was sent.
+func (e *env) churnLoad(ctx context.Context, l *loader, latest map[string]*corev1.Pod, res *churnResult) (map[string]sentUpdate, []ack, time.Time, error) {
+	cfg := e.cfg
+	order := rand.Perm(l.total - 1)
+	jobs := make(chan int, 4096)
+	var mu sync.Mutex
+	final := map[string]sentUpdate{}
+	var acks []ack
+	var failed atomic.Int64
+	var firstErr error
+	var wg sync.WaitGroup
+	u := &updater{cs: l.cs, method: cfg.method, pods: latest}
+	workers := min(64, max(4, int(res.Rate/25)))
+	for range workers {
+		wg.Go(func() {
+			for seq := range jobs {
+				i := order[seq%len(order)] + 1
+				ns, name := l.podNamespace(i), l.podName(i)
+				pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				pod, sentAt, err := u.update(pctx, ns, name, seq+1)
+				done := time.Now()
+				cancel()
+				if err != nil {
+					if failed.Add(1) == 1 {
+						mu.Lock()
+						firstErr = fmt.Errorf("update pod %s/%s: %w", ns, name, err)
+						mu.Unlock()
+					}
+					continue
+				}
+				rv, _ := strconv.ParseUint(pod.ResourceVersion, 10, 64)
+				key := ns + "/" + name
+				mu.Lock()
+				if rv > final[key].rv {
+					final[key] = sentUpdate{rv: rv, sent: pod.Annotations[sentAnnotation]}
+				}
+				acks = append(acks, ack{key: key, rv: pod.ResourceVersion, sent: sentAt, done: done})
+				mu.Unlock()
+			}
+		})
+	}
+	start := time.Now()
+	interval := time.Duration(float64(time.Second) / res.Rate)
+	total := int(res.Rate * cfg.duration.Seconds())
+	sent := 0
+feed:
+	for seq := range total {
+		if d := time.Until(start.Add(time.Duration(seq) * interval)); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		select {
+		case jobs <- seq:
+			sent++
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	last := time.Now()
+	res.Sent = sent
+	res.Failed = int(failed.Load())
+	res.Achieved = float64(sent) / last.Sub(start).Seconds()
+	if ctx.Err() != nil {
+		return final, acks, last, ctx.Err()
+	}
+	if firstErr != nil && res.Failed > sent/100 {
+		return final, acks, last, fmt.Errorf("%d of %d updates failed, first: %w", res.Failed, sent, firstErr)
+	}
+	return final, acks, last, nil
+}
+
+// waitDrained waits until podsync printed the newest state of every
+// updated pod, or limit passes; it returns when that happened.
+func (w *churnWatch) waitDrained(ctx context.Context, final map[string]sentUpdate, limit time.Duration) time.Time {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		w.mu.Lock()
+		behind := 0
+		for k, u := range final {
+			if w.last[k].rv < u.rv {
+				behind++
+			}
+		}
+		w.mu.Unlock()
+		if behind == 0 {
+			return time.Now()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Now()
+}
+
+// check compares, for every pod the API shows changed since the churn
+// began, the last state podsync printed with the API's final state.
+func (w *churnWatch) check(ctx context.Context, l *loader, before map[string]string, res *churnResult) error {
+	type final struct {
+		rv   uint64
+		sent string
+	}
+	after := map[string]final{}
+	if err := eachPod(ctx, l.cs, metav1.ListOptions{}, func(p *corev1.Pod) {
+		k := p.Namespace + "/" + p.Name
+		if k == w.sentinel || before[k] == p.ResourceVersion {
+			return
+		}
+		rv, _ := strconv.ParseUint(p.ResourceVersion, 10, 64)
+		after[k] = final{rv: rv, sent: p.Annotations[sentAnnotation]}
+	}); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(after))
+	for k := range after {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	res.Pods = len(keys)
+	for _, k := range keys {
+		want, got := after[k], w.last[k]
+		if got.rv != want.rv || got.sent != want.sent {
+			res.Lost++
+			if len(res.LostExamples) < 5 {
+				res.LostExamples = append(res.LostExamples, fmt.Sprintf("%s: the API has resourceVersion %d (sent %s), podsync printed %d (sent %s)", k, want.rv, want.sent, got.rv, got.sent))
+			}
+		}
+	}
+	return nil
+}
+
+func (w *churnWatch) summarize(res *churnResult, acks []ack) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	res.Lines = w.lines
+	lags := slices.Clone(w.lags)
+	res.P50, res.P99, res.Max = percentiles(lags)
+	var writes, afterAck []time.Duration
+	for _, a := range acks {
+		writes = append(writes, a.done.Sub(a.sent))
+		if at, ok := w.printedAt[a.key+"@"+a.rv]; ok {
+			afterAck = append(afterAck, at.Sub(a.done))
+		}
+	}
+	res.WriteP50, res.WriteP99, _ = percentiles(writes)
+	res.AfterAckP50, res.AfterAckP99, res.AfterAckMax = percentiles(afterAck)
+	for _, d := range lags {
+		if d > 250*time.Millisecond {
+			res.Over250ms++
+		}
+		if d > time.Second {
+			res.Over1s++
+		}
+	}
+}
+
+// percentiles sorts d and returns its p50, p99 and max.
+func percentiles(d []time.Duration) (p50, p99, maxD time.Duration) {
+	slices.Sort(d)
+	n := len(d)
+	if n == 0 {
+		return 0, 0, 0
+	}
+	return d[n/2], d[min(n-1, n*99/100)], d[n-1]
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,188 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+)
+
+func template(image string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
+	}
+}
+
+func deployment(image string, generation, observed int64, paused bool) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "dep-uid", Generation: generation},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: template(image),
+			Paused:   paused,
+		},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: observed},
+	}
+}
+
+// replicaSet is a ReplicaSet of image with template hash hash, controlled
+// by the Deployment web unless owner says otherwise, created age ago.
+func replicaSet(hash, image string, owner types.UID, age time.Duration) *appsv1.ReplicaSet {
+	yes := true
+	tpl := template(image)
+	tpl.Labels = map[string]string{"app": "web", appsv1.DefaultDeploymentUniqueLabelKey: hash}
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "shop", Name: "web-" + hash, Labels: tpl.Labels,
+			CreationTimestamp: metav1.NewTime(time.Now().Add(-age)),
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: owner, Controller: &yes,
+			}},
+		},
+		Spec: appsv1.ReplicaSetSpec{Template: tpl},
+	}
+}
+
+func TestCurrentRevision(t *testing.T) {
+	tests := []struct {
+		name string
+		dep  *appsv1.Deployment
+		want check.CurrentRevision
+	}{
+		{"rolled to the new template", deployment("web:2", 2, 2, false),
+			check.CurrentRevision{ReplicaSet: "web-new", Hash: "new"}},
+		{"back to the old template", deployment("web:1", 3, 3, false),
+			check.CurrentRevision{ReplicaSet: "web-old", Hash: "old"}},
+		{"controller behind", deployment("web:2", 3, 2, false),
+			check.CurrentRevision{ReplicaSet: "web-new", Hash: "new", Waiting: "the Deployment controller has not acted on generation 3 yet"}},
+		{"paused before the new ReplicaSet", deployment("web:3", 4, 4, true),
+			check.CurrentRevision{Waiting: "no ReplicaSet has its current pod template yet: the Deployment is paused"}},
+		{"no ReplicaSet yet", deployment("web:3", 4, 4, false),
+			check.CurrentRevision{Waiting: "no ReplicaSet has its current pod template yet"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client := fake.NewClientset(tt.dep,
+				replicaSet("old", "web:1", "dep-uid", time.Hour),
+				replicaSet("new", "web:2", "dep-uid", time.Minute),
+				// Same template, older, but another owner's: never current.
+				replicaSet("stray", "web:2", "other-uid", 2*time.Hour))
+			got, err := currentRevision(context.Background(), client.AppsV1(), "shop/web")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("currentRevision = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	_, err := currentRevision(context.Background(), fake.NewClientset().AppsV1(), "shop/web")
+	if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), "get deployment shop/web") {
+		t.Errorf("missing Deployment: err = %v, want NotFound with context", err)
+	}
+}
+
+// evaluatorHeldBy returns an evaluator for --until ready whose one ready pod
+// of Deployment shop/web waits on the rollout's confirmation.
+func evaluatorHeldBy(t *testing.T) *check.Evaluator {
+	t.Helper()
+	spec, err := check.Flags{Until: "ready", UntilSet: true, MinPods: check.Unset, MaxRestarts: check.Unset}.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := check.NewEvaluator(spec)
+	e.ConfirmRollouts()
+	rs := replicaSet("new", "web:2", "dep-uid", 0)
+	yes := true
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-new-a", UID: "p1", Labels: rs.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-new", Controller: &yes}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+	}
+	e.Observe("shop/web-new-a", pod, true)
+	if v := e.Verdict(); !v.WaitsOnRollout() {
+		t.Fatalf("verdict %+v does not wait on the rollout", v)
+	}
+	return e
+}
+
+func TestRolloutsApply(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New("no RBAC"))
+	t.Run("confirmed", func(t *testing.T) {
+		var warn bytes.Buffer
+		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn)
+		r.inFlight["shop/web"], r.looked["shop/web"] = true, true
+		r.apply(e, rolloutResult{key: "shop/web", cur: check.CurrentRevision{ReplicaSet: "web-new", Hash: "new"}})
+		if v := e.Verdict(); v.State != check.Met || r.inFlight["shop/web"] || r.looked["shop/web"] || warn.Len() != 0 {
+			t.Errorf("after confirmation: %v, in flight %v, looked %v, warning %q", v.State, r.inFlight, r.looked, warn.String())
+		}
+	})
+	t.Run("forbidden is final", func(t *testing.T) {
+		var warn bytes.Buffer
+		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn)
+		r.apply(e, rolloutResult{key: "shop/web", err: forbidden})
+		if v := e.Verdict(); v.State != check.Met {
+			t.Errorf("a Deployment the user may not read holds the check: %s", e.Reason(v))
+		}
+		if !strings.HasPrefix(warn.String(), "warning: cannot confirm the rollout of Deployment shop/web, judging its pods alone: ") ||
+			strings.Count(warn.String(), "\n") != 1 {
+			t.Errorf("warning = %q", warn.String())
+		}
+	})
+	t.Run("other errors are retried up to --max-retries", func(t *testing.T) {
+		var warn bytes.Buffer
+		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn)
+		for i := 1; i <= 3; i++ {
+			r.apply(e, rolloutResult{key: "shop/web", err: errors.New("connection reset")})
+			held := e.Verdict().WaitsOnRollout()
+			if i < 3 && (!held || warn.Len() != 0 || e.HasCurrent("shop/web")) {
+				t.Fatalf("attempt %d: gave up too soon (held %v, warning %q)", i, held, warn.String())
+			}
+		}
+		if v := e.Verdict(); v.State != check.Met || !strings.Contains(warn.String(), "connection reset") {
+			t.Errorf("after 3 failed attempts: %v, warning %q", v.State, warn.String())
+		}
+	})
+}
+
+// ask starts one lookup per Deployment, however often the check is judged,
+// and its answer reaches the stream.
+func TestRolloutsAskOncePerDeployment(t *testing.T) {
+	client := fake.NewClientset(deployment("web:2", 2, 2, false), replicaSet("new", "web:2", "dep-uid", 0))
+	r := newRollouts(client.AppsV1(), 3, &bytes.Buffer{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r.ask(ctx, []string{"shop/web"})
+	r.ask(ctx, []string{"shop/web"})
+	select {
+	case res := <-r.results:
+		if res.err != nil || res.cur.Hash != "new" {
+			t.Errorf("result = %+v", res)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no result")
+	}
+	select {
+	case res := <-r.results:
+		t.Errorf("a second lookup ran: %+v", res)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	r.wg.Wait()
+	if n := len(client.Actions()); n != 2 {
+		t.Errorf("%d API calls, want 2 (get deployment, list replicasets)", n)
+	}
+}

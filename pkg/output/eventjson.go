@@ -1,0 +1,28 @@
+package output
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+)
+
+// printEventJSON prints {"type":KIND,"object":POD} byte for byte as
+// kubectl's JSON printer prints a WatchEvent, but marshals the pod only
+// once: the printer marshals it, then scans the result again to compact
+// it, which is a third of the cost of a line under churn. Both escape HTML
+// characters as json.Marshal does.
+func (w *Writer) printEventJSON(kind controller.Kind, pod *corev1.Pod) error {
+	w.scratch.Reset()
+	if err := json.NewEncoder(&w.scratch).Encode(pod); err != nil {
+		return fmt.Errorf("marshal the pod: %w", err)
+	}
+	object := w.scratch.Bytes()
+	object = object[:len(object)-1] // Encode ends with a newline
+	w.buf.WriteString(`{"type":"` + kind.String() + `","object":`)
+	w.buf.Write(object)
+	w.buf.WriteString("}\n")
+	return nil
+}

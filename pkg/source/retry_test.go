@@ -1,0 +1,96 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// failing answers its first calls with the errors given, then succeeds.
+type failing struct {
+	errs  []error
+	calls int
+}
+
+func (f *failing) next() error {
+	f.calls++
+	if f.calls <= len(f.errs) {
+		return f.errs[f.calls-1]
+	}
+	return nil
+}
+
+func (f *failing) ListWithContext(context.Context, metav1.ListOptions) (runtime.Object, error) {
+	if err := f.next(); err != nil {
+		return nil, err
+	}
+	return &PodRowList{}, nil
+}
+
+func (f *failing) WatchWithContext(context.Context, metav1.ListOptions) (watch.Interface, error) {
+	if err := f.next(); err != nil {
+		return nil, err
+	}
+	return watch.NewEmptyWatch(), nil
+}
+
+func refused() error {
+	return &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/pods", Err: fmt.Errorf("dial tcp: %w", syscall.ECONNREFUSED)}
+}
+
+func TestRetryingWaitsOutAnUnreachableServer(t *testing.T) {
+	unavailable := apierrors.NewServiceUnavailable("starting")
+	inner := &failing{errs: []error{refused(), unavailable, refused()}}
+	r := &Retrying{Inner: inner, MaxDelay: time.Millisecond}
+	if _, err := r.WatchWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatalf("watch after the server came back: %v", err)
+	}
+	if inner.calls != 4 {
+		t.Errorf("watch was tried %d times, want 4 (3 failures, then success)", inner.calls)
+	}
+	inner = &failing{errs: []error{refused()}}
+	r.Inner = inner
+	if _, err := r.ListWithContext(context.Background(), metav1.ListOptions{}); err != nil || inner.calls != 2 {
+		t.Errorf("list: %v after %d calls, want success after 2", err, inner.calls)
+	}
+}
+
+func TestRetryingHandsOtherErrorsOnAtOnce(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	for _, want := range []error{
+		apierrors.NewForbidden(pods, "", errors.New("no")),
+		apierrors.NewUnauthorized("bad token"),
+		apierrors.NewResourceExpired("too old resource version"),
+	} {
+		inner := &failing{errs: []error{want}}
+		r := &Retrying{Inner: inner, MaxDelay: time.Millisecond}
+		if _, err := r.WatchWithContext(context.Background(), metav1.ListOptions{}); !errors.Is(err, want) || inner.calls != 1 {
+			t.Errorf("%v: got %v after %d calls, want it at once", want, err, inner.calls)
+		}
+	}
+}
+
+func TestRetryingStopsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make([]error, 1000)
+	for i := range errs {
+		errs[i] = refused()
+	}
+	inner := &failing{errs: errs}
+	r := &Retrying{Inner: inner, MaxDelay: 10 * time.Millisecond}
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err := r.ListWithContext(ctx, metav1.ListOptions{})
+	if err == nil || !Unreachable(err) || inner.calls >= len(errs) {
+		t.Errorf("after cancel: %v after %d calls, want the last refusal, well before the 1000th call", err, inner.calls)
+	}
+}

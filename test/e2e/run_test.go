@@ -1,0 +1,184 @@
+package e2e
+
+// The contract's "How it runs" rows: --workers, --max-retries, --resync and
+// --watch-only.
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// With 4 workers and a burst of changes to several pods at once, each
+// pod's messages stay in order and the last one printed is the pod's final
+// state in the API.
+func TestWorkers(t *testing.T) {
+	ns := env.Namespace(t)
+	pods := []string{"w-0", "w-1", "w-2", "w-3", "w-4", "w-5"}
+	runningPods(t, ns, pods...)
+	s := env.Start(t, "-n", ns, "-o", "json", "--workers", "4")
+	s.WaitLines(`^\{"type":"SYNC"`, len(pods), lineLimit)
+
+	const steps = 15
+	client := env.Clientset(t).CoreV1().Pods(ns)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(pods))
+	for _, name := range pods {
+		wg.Go(func() {
+			for i := 1; i <= steps; i++ {
+				patch := fmt.Sprintf(`{"metadata":{"labels":{"step":"%d"}}}`, i)
+				if _, err := client.Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					errs <- fmt.Errorf("patch %s step %d: %w", name, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	final := map[string]*corev1.Pod{}
+	for _, name := range pods {
+		final[name] = apiPod(t, ns, name)
+		s.WaitLine(fmt.Sprintf(`^\{"type":"UPDATE".*"resourceVersion":"%s"`, final[name].ResourceVersion), lineLimit)
+	}
+	r := s.Stop(syscall.SIGINT)
+	if r.Code != 130 {
+		t.Errorf("exit after SIGINT: %d\n%s", r.Code, r.Stderr)
+	}
+	noErrors(t, r.Stderr)
+
+	last := map[string]*corev1.Pod{}
+	updates := 0
+	for _, ev := range jsonEvents(t, s.Lines()) {
+		p := ev.Pod
+		if prev := last[p.Name]; prev != nil && rv(t, &p) <= rv(t, prev) {
+			t.Errorf("%s: %s resourceVersion %s printed after %s: out of order", p.Name, ev.Type, p.ResourceVersion, prev.ResourceVersion)
+		}
+		if ev.Type == "UPDATE" {
+			updates++
+		}
+		last[p.Name] = &p
+	}
+	for _, name := range pods {
+		got, want := last[name], final[name]
+		if got.ResourceVersion != want.ResourceVersion || got.Labels["step"] != fmt.Sprint(steps) {
+			t.Errorf("%s: last printed resourceVersion %s step=%s, the API has %s step=%s",
+				name, got.ResourceVersion, got.Labels["step"], want.ResourceVersion, want.Labels["step"])
+		}
+	}
+	t.Logf("%d changes to %d pods printed as %d UPDATE messages", steps*len(pods), len(pods), updates)
+
+	bad := env.Podsync(t, runLimit, "-n", ns, "--workers", "0")
+	if bad.Code != 2 || !oneErrorLine(bad.Stderr, "--workers") {
+		t.Errorf("--workers 0: want exit 2 and one error line\n%s", bad)
+	}
+}
+
+// A key whose message cannot be printed (a template key the pod lacks, with
+// --allow-missing-template-keys=false) is tried --max-retries times, then
+// dropped with one short error on stderr; the stream goes on for the others.
+func TestMaxRetries(t *testing.T) {
+	ns := env.Namespace(t)
+	env.Apply(t, ns, podYAML("labelled", map[string]string{"missing": "here"}, ""))
+	env.Apply(t, ns, podYAML("bare", nil, ""))
+	waitStatus(t, ns, "labelled", "1/1", "Running")
+	waitStatus(t, ns, "bare", "1/1", "Running")
+
+	s := env.Start(t, "-n", ns, "--max-retries", "3", "--allow-missing-template-keys=false",
+		"-o", `jsonpath={.metadata.name}={.metadata.labels.missing}{"\n"}`)
+	s.WaitLine(`^labelled=here$`, lineLimit)
+	dropped := regexp.MustCompile(`(?m)^error: pod ` + regexp.QuoteMeta(ns) + `/bare: dropped after 3 failed attempts: .*missing.*$`)
+	s.WaitStderr(dropped.String(), lineLimit)
+
+	env.Apply(t, ns, podYAML("later", map[string]string{"missing": "later"}, ""))
+	s.WaitLine(`^later=later$`, lineLimit)
+	label(t, ns, "labelled", "missing=again")
+	s.WaitLine(`^labelled=again$`, lineLimit)
+	r := s.Stop(syscall.SIGINT)
+
+	if n := len(dropped.FindAllString(r.Stderr, -1)); n != 1 {
+		t.Errorf("%d drop errors for bare, want 1:\n%s", n, r.Stderr)
+	}
+	for _, l := range strings.Split(r.Stderr, "\n") {
+		if strings.HasPrefix(l, "error:") && (len(l) > 400 || strings.Contains(l, "object given")) {
+			t.Errorf("the error is not short (%d bytes): %.500s", len(l), l)
+		}
+	}
+	if strings.Contains(r.Stdout, "bare") {
+		t.Errorf("stdout shows the pod that cannot be printed:\n%s", r.Stdout)
+	}
+	if n := strings.Count(r.Stderr, "error:"); n != 1 {
+		t.Errorf("%d error lines on stderr, want 1:\n%s", n, r.Stderr)
+	}
+
+	// kubectl's go-template printer writes a debugging dump where it
+	// prints; none of it, nor the part before the failing key, reaches
+	// stdout, on any attempt.
+	r = once(t, "-n", ns, "labelled", "bare", "--max-retries", "2", "--allow-missing-template-keys=false",
+		"-o", `go-template={{.metadata.name}}={{.metadata.labels.missing}}{{"\n"}}`)
+	if r.Stdout != "labelled=again\n" {
+		t.Errorf("go-template stdout %q, want only labelled's line", r.Stdout)
+	}
+	if !regexp.MustCompile(`(?m)^error: pod ` + regexp.QuoteMeta(ns) + `/bare: dropped after 2 failed attempts: .*missing`).MatchString(r.Stderr) {
+		t.Errorf("go-template: no drop error for bare:\n%s", r.Stderr)
+	}
+}
+
+// With a short --resync, the informer resyncs (client-go logs it at -v=4)
+// but idle pods print nothing; a real change still prints one UPDATE.
+func TestResync(t *testing.T) {
+	ns := env.Namespace(t)
+	runningPods(t, ns, "idle-1", "idle-2")
+	s := env.Start(t, "-n", ns, "--resync", "500ms", "-v=4")
+	s.WaitLines(`^SYNC\s`, 2, lineLimit)
+	s.WaitStderr(`(?s)(Forcing resync.*){4}`, lineLimit)
+	if n := count(s.Lines(), `^UPDATE`); n != 0 {
+		t.Fatalf("%d UPDATE lines for idle pods after resyncs:\n%s", n, s.Dump())
+	}
+	label(t, ns, "idle-1", "touched=yes")
+	s.WaitLine(`^UPDATE\s+idle-1\s.*metadata\.labels`, lineLimit)
+	s.WaitStderr(`(?s)(Forcing resync.*){8}`, lineLimit)
+	r := s.Stop(syscall.SIGINT)
+	if n := count(s.Lines(), `^UPDATE`); n != 1 {
+		t.Errorf("%d UPDATE lines, want the one for the real change:\n%s", n, r.Stdout)
+	}
+}
+
+// --watch-only prints no SYNC; changes to listed pods are UPDATEs whose
+// CHANGES compare with the state at the start, new pods are ADDs.
+func TestWatchOnly(t *testing.T) {
+	ns := env.Namespace(t)
+	runningPods(t, ns, "old-1", "old-2")
+	s := env.Start(t, "-n", ns, "--watch-only", "-v=6")
+	s.WaitStderr(`watch=true`, lineLimit)
+	label(t, ns, "old-1", "touched=yes")
+	s.WaitLine(`^UPDATE\s+old-1\s+1/1\s+Running\s.*\smetadata\.labels$`, lineLimit)
+	env.Apply(t, ns, podYAML("new-1", nil, ""))
+	s.WaitLine(`^ADD\s+new-1\s`, lineLimit)
+	r := s.Stop(syscall.SIGINT)
+	if n := count(s.Lines(), `^SYNC`); n != 0 {
+		t.Errorf("%d SYNC lines with --watch-only:\n%s", n, r.Stdout)
+	}
+	if n := count(s.Lines(), `old-2`); n != 0 {
+		t.Errorf("the unchanged listed pod was printed:\n%s", r.Stdout)
+	}
+	if lines := s.Lines(); !strings.HasPrefix(lines[0], "EVENT ") || count(lines, `^EVENT`) != 1 {
+		t.Errorf("want one header, first:\n%s", r.Stdout)
+	}
+
+	bad := env.Podsync(t, runLimit, "-n", ns, "--watch-only", "--once")
+	if bad.Code != 2 || !oneErrorLine(bad.Stderr, "--watch-only") {
+		t.Errorf("--watch-only with --once: want exit 2 and one error line\n%s", bad)
+	}
+}
