@@ -68,8 +68,13 @@ func (r Result) Counted() int { return r.Pods - r.Leaving }
 // WaitsOnRollout reports whether the check would be met but for
 // Deployments whose current ReplicaSet is not confirmed yet.
 func (r Result) WaitsOnRollout() bool {
-	return r.State == Pending && r.Until != "" && r.Unconfirmed > 0 && r.Rollouts == 0 &&
-		r.Unsatisfied == 0 && r.Counted() >= r.MinPods
+	return r.State == Pending && r.podsMet() && r.Unconfirmed > 0
+}
+
+// podsMet: with --until, every counted pod satisfies the conditions, enough
+// pods match, and no Deployment among them is still rolling out.
+func (r Result) podsMet() bool {
+	return r.Until != "" && r.Unsatisfied == 0 && r.Counted() >= r.MinPods && r.Rollouts == 0
 }
 
 // ExitCode maps the result to the contract's exit codes, as it stands
@@ -276,7 +281,7 @@ func (e *Evaluator) Verdict() Result {
 	switch {
 	case e.failure != nil:
 		r.State, r.Failure = Failed, *e.failure
-	case e.until != "" && r.Unsatisfied == 0 && r.Counted() >= e.minPods && r.Rollouts == 0 && r.Unconfirmed == 0:
+	case r.podsMet() && r.Unconfirmed == 0:
 		r.State = Met
 	}
 	return r

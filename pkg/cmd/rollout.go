@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -107,7 +108,7 @@ func (r *rollouts) apply(eval *check.Evaluator, res rolloutResult) {
 	if res.err == nil {
 		delete(r.failures, res.key)
 		eval.SetCurrent(res.key, res.cur)
-		if !contains(eval.Unconfirmed(), res.key) {
+		if !slices.Contains(eval.Unconfirmed(), res.key) {
 			r.limiter.Forget(res.key)
 			delete(r.looked, res.key)
 		}
@@ -120,15 +121,6 @@ func (r *rollouts) apply(eval *check.Evaluator, res rolloutResult) {
 	}
 	fmt.Fprintf(r.warn, "warning: cannot confirm the rollout of Deployment %s, judging its pods alone: %s\n", res.key, oneLine(res.err))
 	eval.SetCurrent(res.key, check.CurrentRevision{Unverifiable: true})
-}
-
-func contains(keys []string, k string) bool {
-	for _, x := range keys {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 // currentRevision finds the ReplicaSet for the Deployment's current pod

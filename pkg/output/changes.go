@@ -36,8 +36,7 @@ func changedLabels(prev, cur *corev1.Pod, keys []string) []string {
 		if before == after {
 			continue
 		}
-		parts := strings.Split(k, "/")
-		out = append(out, strings.ToUpper(parts[len(parts)-1])+":"+before+"→"+after)
+		out = append(out, strings.ToUpper(labelHeader(k))+":"+before+"→"+after)
 	}
 	return out
 }

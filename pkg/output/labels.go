@@ -39,13 +39,17 @@ func (l labelColumns) count() int {
 	return len(l.keys)
 }
 
-// columns heads each -L column with the key's last path segment, as
-// kubectl does (app.kubernetes.io/name is NAME).
+// labelHeader names a -L column by the key's last path segment, as
+// kubectl does (app.kubernetes.io/name is NAME once printed in capitals).
+func labelHeader(key string) string {
+	return key[strings.LastIndex(key, "/")+1:]
+}
+
+// columns heads each -L column with labelHeader.
 func (l labelColumns) columns() []metav1.TableColumnDefinition {
 	cols := make([]metav1.TableColumnDefinition, 0, l.count())
 	for _, k := range l.keys {
-		parts := strings.Split(k, "/")
-		cols = append(cols, metav1.TableColumnDefinition{Name: parts[len(parts)-1], Type: "string"})
+		cols = append(cols, metav1.TableColumnDefinition{Name: labelHeader(k), Type: "string"})
 	}
 	if l.all {
 		cols = append(cols, metav1.TableColumnDefinition{Name: "Labels", Type: "string"})

@@ -30,12 +30,7 @@ func (o *Objects) List(opts metav1.ListOptions) (runtime.Object, error) {
 
 // ListWithContext implements cache.ListerWithContext.
 func (o *Objects) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	list, err := listPages(ctx, o.Filter.apply(opts), o.list)
-	orNop(o.Reporter).Result("list", err)
-	if err != nil {
-		return nil, err
-	}
-	return list, nil
+	return listReported(ctx, o.Filter.apply(opts), o.list, o.Reporter)
 }
 
 func (o *Objects) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {

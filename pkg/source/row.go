@@ -81,12 +81,10 @@ func stripManagedFields(pods *corev1.PodList) {
 // Cell returns the row's cell for the named column (as the server names it,
 // e.g. "Status"), or "" when the row has no such cell.
 func Cell(r *PodRow, column string) string {
-	for i, c := range r.Columns {
-		if c.Name == column && i < len(r.Cells) {
-			if s, ok := r.Cells[i].(string); ok {
-				return s
-			}
-		}
+	i := columnIndex(r.Columns, column)
+	if i < 0 || i >= len(r.Cells) {
+		return ""
 	}
-	return ""
+	s, _ := r.Cells[i].(string)
+	return s
 }

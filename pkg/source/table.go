@@ -81,12 +81,7 @@ func (t *Tables) List(opts metav1.ListOptions) (runtime.Object, error) {
 
 // ListWithContext implements cache.ListerWithContext.
 func (t *Tables) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	list, err := listPages(ctx, t.Filter.apply(opts), t.list)
-	orNop(t.Reporter).Result("list", err)
-	if err != nil {
-		return nil, err
-	}
-	return list, nil
+	return listReported(ctx, t.Filter.apply(opts), t.list, t.Reporter)
 }
 
 // list fetches the pods as protobuf and then, at exactly the same
