@@ -41,8 +41,12 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 		wg.Go(func() {
 			select {
 			case <-w.ctrl.InitialDone():
-				s.initialDone <- w.index
 			case <-ctx.Done():
+				return
+			}
+			select {
+			case s.initialDone <- w.index:
+			case <-ctx.Done(): // the loop has ended already
 			}
 		})
 	}
