@@ -220,13 +220,13 @@ func (l *lockedBuffer) String() string {
 // result is what a played history left: the outcome, what was printed,
 // the truth, and whether the run ended by itself before the end.
 type result struct {
-	h        *history
-	outcome  podsync.Outcome
-	stdout   string
-	stderr   string
-	truth    *truth
-	settled  bool
-	early    bool // the run ended before the history was played out
+	h       *history
+	outcome podsync.Outcome
+	stdout  string
+	stderr  string
+	truth   *truth
+	settled bool
+	early   bool // the run ended before the history was played out
 }
 
 // play runs the history through a podsync run.
