@@ -170,9 +170,9 @@ func TestInitialListIsSyncThenAddUpdateGone(t *testing.T) {
 		t.Fatal("InitialDone never closed after the initial list was handled")
 	}
 	f.create(t, pod("c", "2"))
-	msgs = rec.waitFor(t, 3)
+	rec.waitFor(t, 3)
 	f.update(t, pod("c", "3"))
-	msgs = rec.waitFor(t, 4)
+	rec.waitFor(t, 4)
 	f.delete(t, "c")
 	msgs = rec.waitFor(t, 5)
 	got := describe(msgs[2:])

@@ -426,7 +426,7 @@ func (r *result) checkKind(key string, prev, m *obs, i int) []string {
 		return []string{fmt.Sprintf("%s: SYNC printed with --watch-only", key)}
 	case m.kind == "SYNC" && (!initial || i > 0):
 		return []string{fmt.Sprintf("%s: SYNC for a pod that was not in the initial list, or not first: %s", key, m)}
-	case newInc && m.kind == "UPDATE" && !(initial && r.h.watchOnly):
+	case newInc && m.kind == "UPDATE" && (!initial || !r.h.watchOnly):
 		return []string{fmt.Sprintf("%s: a pod first printed as UPDATE: %s", key, m)}
 	case !newInc && m.kind == "ADD":
 		return []string{fmt.Sprintf("%s: ADD for a pod printed before: %s after %s", key, m, prev)}
