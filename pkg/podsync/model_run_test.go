@@ -3,6 +3,7 @@ package podsync_test
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -107,16 +108,26 @@ func FuzzModel(f *testing.F) {
 	})
 }
 
-// byteSource is a rand.Source that reads the fuzzer's bytes, then zeros.
+// byteSource is a rand.Source that reads the fuzzer's bytes, then goes on
+// with a generator seeded by them (a constant stream would make rejection
+// sampling loop for ever).
 type byteSource struct {
 	data []byte
 	at   int
+	rest *rand.PCG
 }
 
 func (b *byteSource) Uint64() uint64 {
-	var buf [8]byte
-	b.at += copy(buf[:], b.data[min(b.at, len(b.data)):])
-	return binary.LittleEndian.Uint64(buf[:])
+	if b.at+8 <= len(b.data) {
+		b.at += 8
+		return binary.LittleEndian.Uint64(b.data[b.at-8 : b.at])
+	}
+	if b.rest == nil {
+		h := fnv.New64a()
+		h.Write(b.data)
+		b.rest = rand.NewPCG(h.Sum64(), uint64(len(b.data)))
+	}
+	return b.rest.Uint64()
 }
 
 type failure struct {

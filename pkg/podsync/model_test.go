@@ -260,7 +260,7 @@ func play(h *history) (*result, error) {
 	tr.markInitial(sim)
 	ended := h.apply(sim, tr, done)
 	if ended == nil {
-		res.settled, ended = waitSettled(res, stdout, done)
+		res.settled, ended = waitSettled(res, sim, stdout, done)
 	}
 	if ended != nil {
 		// A check that failed fast: what follows was never printed.
@@ -317,10 +317,11 @@ func (h *history) apply(sim *sim, tr *truth, done chan podsync.Outcome) *podsync
 // alone takes a few seconds.
 const settleTime = 45 * time.Second
 
-// waitSettled waits until the printed stream shows the final state of every
-// pod and has been quiet for a moment; it returns the outcome instead if
-// the run ends meanwhile.
-func waitSettled(res *result, stdout *lockedBuffer, done chan podsync.Outcome) (bool, *podsync.Outcome) {
+// waitSettled waits until the sim has sent every change to an open watch,
+// and the printed stream shows the final state of every pod and has been
+// quiet for a moment since; it returns the outcome instead if the run ends
+// meanwhile.
+func waitSettled(res *result, sim *sim, stdout *lockedBuffer, done chan podsync.Outcome) (bool, *podsync.Outcome) {
 	deadline := time.Now().Add(settleTime)
 	last, quietSince := "", time.Now()
 	for time.Now().Before(deadline) {
@@ -330,7 +331,7 @@ func waitSettled(res *result, stdout *lockedBuffer, done chan podsync.Outcome) (
 		case <-time.After(20 * time.Millisecond):
 		}
 		text := stdout.String()
-		if text != last {
+		if text != last || !sim.caughtUp() {
 			last, quietSince = text, time.Now()
 			continue
 		}
@@ -359,7 +360,7 @@ func finish(res *result, sim *sim, tr *truth, stdout *lockedBuffer, done chan po
 		case <-time.After(400 * time.Millisecond):
 		}
 		// The deletion of the sentinel must have been printed too.
-		if _, ended := waitSettled(res, stdout, done); ended != nil {
+		if _, ended := waitSettled(res, sim, stdout, done); ended != nil {
 			return *ended
 		}
 	}

@@ -96,7 +96,7 @@ func (s *sim) watch(_ context.Context, opts metav1.ListOptions) (watch.Interface
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w := newSimWatcher()
+	w := newSimWatcher(from)
 	if from < s.compacted {
 		status := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.compacted)).ErrStatus
 		w.push(watch.Event{Type: watch.Error, Object: &status})
@@ -199,11 +199,12 @@ type simWatcher struct {
 	out    chan watch.Event
 	done   chan struct{}
 	closed bool
-	last   bool // close once the queue is sent
+	last   bool  // close once the queue is sent
+	sent   int64 // the resourceVersion of the last event sent
 }
 
-func newSimWatcher() *simWatcher {
-	w := &simWatcher{wake: make(chan struct{}, 1), out: make(chan watch.Event), done: make(chan struct{})}
+func newSimWatcher(from int64) *simWatcher {
+	w := &simWatcher{wake: make(chan struct{}, 1), out: make(chan watch.Event), done: make(chan struct{}), sent: from}
 	go w.pump()
 	return w
 }
@@ -252,10 +253,31 @@ func (w *simWatcher) pump() {
 		}
 		select {
 		case w.out <- *ev:
+			w.mu.Lock()
+			if ev.Type != watch.Error {
+				w.sent, _ = strconv.ParseInt(ev.Object.(*source.PodRow).Pod.ResourceVersion, 10, 64)
+			}
+			w.mu.Unlock()
 		case <-w.done:
 			return
 		}
 	}
+}
+
+// caughtUp reports whether an open watch has sent every change: what is
+// still to print is then inside the run.
+func (s *sim) caughtUp() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.watchers {
+		w.mu.Lock()
+		ok := !w.closed && w.sent == s.rv
+		w.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *simWatcher) Stop() {
