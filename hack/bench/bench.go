@@ -140,6 +140,11 @@ func (e *env) measureSize(ctx context.Context, l *loader, n int) (*sizeResult, e
 	if err := e.measureCommands(ctx, res); err != nil {
 		return res, err
 	}
+	if e.cfg.apiMemory {
+		if err := e.measureAPIServerMemory(ctx, l.cs, res); err != nil {
+			return res, err
+		}
+	}
 	for _, rate := range e.cfg.rates {
 		if !e.cfg.churn {
 			break

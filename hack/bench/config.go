@@ -25,6 +25,7 @@ type config struct {
 	check       bool
 	wire        bool
 	guard       bool
+	apiMemory   bool
 	memBudget   int64 // bytes; 0: what the machine has available
 	bin         string
 	plugin      string
@@ -67,6 +68,7 @@ func (c *config) register(fl *flag.FlagSet) *listFlags {
 	fl.BoolVar(&c.warmup, "warmup", true, "run each command once, untimed, before the measured runs")
 	fl.BoolVar(&c.check, "check", true, "before measuring, check that podsync's table and JSON match kubectl's and that the table takes its fast path")
 	fl.BoolVar(&c.wire, "wire", true, "measure the bytes of one unpaginated LIST in each format (the JSON and Table ones cost the API server a lot at 150,000 pods)")
+	fl.BoolVar(&c.apiMemory, "apiserver-memory", true, "after the rounds, restart the API server before one more run each of podsync and kubectl and measure what serving it took")
 	fl.BoolVar(&c.guard, "guard", true, "skip a command whose peak RSS, estimated from the smaller sizes, would not fit in the memory available")
 	fl.Func("mem-budget", "memory the guard may count on, in MiB, at most (default: what the machine has available; less to leave room for others)", func(v string) error {
 		mib, err := strconv.ParseInt(v, 10, 64)

@@ -102,12 +102,6 @@ func (r *cmdResult) firstRow() stat {
 	return statOf(r.samples, func(s sample) float64 { return s.firstRow.Seconds() })
 }
 
-// apiAdded is the API server's peak RSS while the client ran minus its
-// RSS just before, in MiB.
-func (r *cmdResult) apiAdded() stat {
-	return statOf(r.samples, func(s sample) float64 { return float64(s.apiPeak-s.apiIdle) / (1 << 20) })
-}
-
 func (r *cmdResult) measured() bool { return len(r.samples) > 0 }
 
 // stat is the median and the spread of one number over the runs.
@@ -195,9 +189,8 @@ func (e *env) measureCommands(ctx context.Context, res *sizeResult) error {
 				return err
 			}
 			r.samples = append(r.samples, s)
-			e.logf("  %d pods, run %d/%d: %-15s wall %6.2fs  cpu %6.2fs  maxrss %5.0f MiB  first row %s  kube-apiserver +%.0f MiB",
-				pods, round+1, e.cfg.runs, r.cmd.id, s.wall.Seconds(), s.cpu.Seconds(), float64(s.maxRSS)/(1<<20),
-				seconds(s.firstRow), float64(s.apiPeak-s.apiIdle)/(1<<20))
+			e.logf("  %d pods, run %d/%d: %-15s wall %6.2fs  cpu %6.2fs  maxrss %5.0f MiB  first row %s",
+				pods, round+1, e.cfg.runs, r.cmd.id, s.wall.Seconds(), s.cpu.Seconds(), float64(s.maxRSS)/(1<<20), seconds(s.firstRow))
 		}
 	}
 	return nil
@@ -234,6 +227,13 @@ func verifyOutput(c command, pods int, s sample) error {
 		want = int64(pods) + 1
 	case c.out == outLines:
 		want = int64(pods)
+	case c.out == outDocument:
+		// A pod is several KB of JSON: 1 KB a pod is a floor no complete
+		// list stays under.
+		if s.outBytes < int64(pods)*1000 {
+			return fmt.Errorf("%s printed %d bytes for %d pods", c.id, s.outBytes, pods)
+		}
+		return nil
 	default:
 		return nil
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 func result(c command, rss float64, walls ...float64) *cmdResult {
 	r := &cmdResult{cmd: c}
 	for _, w := range walls {
-		r.samples = append(r.samples, sample{wall: time.Duration(w * float64(time.Second)), maxRSS: int64(rss * (1 << 20)), firstRow: -1, apiIdle: -1, apiPeak: -1})
+		r.samples = append(r.samples, sample{wall: time.Duration(w * float64(time.Second)), maxRSS: int64(rss * (1 << 20)), firstRow: -1})
 	}
 	return r
 }
@@ -45,7 +46,7 @@ func TestBestFloorIsTheLowestMedianWall(t *testing.T) {
 	containsAll(t, "command table", b.String(),
 		"| floor: protobuf LIST, unpaginated **(floor)** | 8.80 (8.70–8.90) |",
 		"| floor: protobuf LIST, pages of 10,000 | does not fit: ... |",
-		"| `kubectl podsync -A --once` | 1.00 (1.00–1.00) | 0.00 (0.00–0.00) | 900 (900–900) | — | — |  |  | 0.11× | 0.47× |",
+		"| `kubectl podsync -A --once` | 1.00 (1.00–1.00) | 0.00 (0.00–0.00) | 900 (900–900) | — |  |  | 0.11× | 0.47× |",
 		"Floor at 150000 pods: floor: protobuf LIST, unpaginated, the fastest of the floor variants (median wall 8.80 s, peak RSS 1900 MiB)",
 	)
 	if got := (&sizeResult{commands: []*cmdResult{result(byID(t, "kubectl"), 1, 1)}}).bestFloor(); got != nil {
@@ -81,20 +82,28 @@ func TestGrowthLineAndProjection(t *testing.T) {
 }
 
 func TestTargets(t *testing.T) {
-	withRows := func(c *cmdResult, first float64, apiMiB int64) *cmdResult {
+	withRows := func(c *cmdResult, first float64) *cmdResult {
 		for i := range c.samples {
 			c.samples[i].firstRow = time.Duration(first * float64(time.Second))
-			c.samples[i].apiIdle, c.samples[i].apiPeak = 500<<20, (500+apiMiB)<<20
 		}
 		return c
 	}
+	served := func(id string, addedMiB int64) apiMemory {
+		return apiMemory{cmd: byID(t, id), idle: 500 << 20, peak: (500 + addedMiB) << 20}
+	}
 	s := &sizeResult{pods: 50000, commands: []*cmdResult{
 		result(byID(t, "floor-1000"), 50, 4),
-		withRows(result(byID(t, "podsync"), 290, 4.8), 0.9, 40),
-		withRows(result(byID(t, "kubectl"), 3339, 25), 20, 300),
+		withRows(result(byID(t, "podsync"), 290, 4.8), 0.9),
+		withRows(result(byID(t, "kubectl"), 3339, 25), 20),
 		result(byID(t, "podsync-json"), 600, 6),
-	}, churn: []*churnResult{{Rate: 250, Achieved: 250, Lines: 5000, CPU: 400 * time.Millisecond, P99: 54 * time.Millisecond, Max: 600 * time.Millisecond}}}
+	}, apiMemory: []apiMemory{served("kubectl", 300), served("podsync", 40)}, churn: []*churnResult{{Rate: 250, Achieved: 250, Lines: 5000, CPU: 400 * time.Millisecond, P99: 54 * time.Millisecond, Max: 600 * time.Millisecond}}}
 	var b strings.Builder
+	(&report{cfg: &config{}}).writeAPIMemory(&b, s)
+	containsAll(t, "API server table", b.String(),
+		"| `kubectl get pods -A` | 500 | 800 | 300 |",
+		"| `kubectl podsync -A --once` | 500 | 540 | 40 |",
+	)
+	b.Reset()
 	(&report{cfg: &config{}}).writeTargets(&b, s)
 	containsAll(t, "targets", b.String(),
 		"| `podsync -A --once` wall ≤ 1.25× the floor's | 1.20× (4.80 s against 4.00 s) | met |",
@@ -114,6 +123,32 @@ func containsAll(t *testing.T, what, text string, wants ...string) {
 	for _, want := range wants {
 		if !strings.Contains(text, want) {
 			t.Errorf("%s lacks %q:\n%s", what, want, text)
+		}
+	}
+}
+
+func TestVerifyOutput(t *testing.T) {
+	run := func(lines, bytes int64, first, wall time.Duration, stderr string) sample {
+		return sample{outLine: lines, outBytes: bytes, firstRow: first, wall: wall, stderr: stderr}
+	}
+	sec := time.Second
+	for _, tc := range []struct {
+		id   string
+		s    sample
+		want string // "" for no error
+	}{
+		{"podsync", run(301, 40000, sec/2, sec, ""), ""},
+		{"podsync", run(300, 40000, sec/2, sec, ""), "podsync printed 300 lines, want 301 for 300 pods"},
+		{"podsync", run(301, 40000, -1, sec, ""), "podsync: first row at -1ns of a 1s run"},
+		{"podsync-json", run(300, 900000, sec/2, sec, ""), ""},
+		{"kubectl-json", run(9000, 2700000, -1, sec, ""), ""},
+		{"kubectl-json", run(3, 100, 0, sec, ""), "kubectl-json printed 100 bytes for 300 pods"},
+		{"floor-all", run(0, 0, -1, sec, "W0101 a warning\npods: 300\n"), ""},
+		{"floor-all", run(0, 0, -1, sec, "pods: 299\n"), `floor-all said "pods: 299", want pods: 300`},
+	} {
+		err := verifyOutput(byID(t, tc.id), 300, tc.s)
+		if got := fmt.Sprint(err); (err == nil) != (tc.want == "") || (err != nil && got != tc.want) {
+			t.Errorf("%s %+v: error %v, want %q", tc.id, tc.s, err, tc.want)
 		}
 	}
 }
