@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -197,8 +198,8 @@ func (e *env) outputFile(ctx context.Context, args ...string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("output file: %w", err)
 	}
-	defer f.Close()
-	if _, err := e.runCommand(ctx, command{id: "check", args: args}, f, nil); err != nil {
+	_, runErr := e.runCommand(ctx, command{id: "check", args: args}, f, nil)
+	if err := errors.Join(runErr, f.Close()); err != nil {
 		os.Remove(f.Name())
 		return "", err
 	}

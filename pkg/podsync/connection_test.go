@@ -1,4 +1,4 @@
-package cmd
+package podsync
 
 import (
 	"bytes"
@@ -102,8 +102,8 @@ func TestConnectionEndsRun(t *testing.T) {
 			if cause == nil {
 				t.Fatal("the run goes on")
 			}
-			if ExitCode(cause) != 1 || cause.Error() != tc.want {
-				t.Errorf("exit %d %q, want exit 1 %q", ExitCode(cause), cause.Error(), tc.want)
+			if code := (Outcome{Verdict: Broken, Err: cause}).ExitCode(); code != ExitCluster || cause.Error() != tc.want {
+				t.Errorf("exit %d %q, want exit 1 %q", code, cause.Error(), tc.want)
 			}
 			if !errors.Is(cause, tc.err) {
 				t.Errorf("the cause does not wrap the original error")
