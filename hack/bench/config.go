@@ -91,7 +91,7 @@ func (c *config) register(fl *flag.FlagSet) *listFlags {
 	fl.IntVar(&c.loaders, "loaders", 48, "goroutines creating pods")
 	fl.StringVar(&l.only, "only", "", "measure only these commands (comma-separated ids: "+strings.Join(commandIDs(), ",")+"; floor: every floor-* variant)")
 	fl.StringVar(&c.out, "out", "", "also write the Markdown report to this file")
-	fl.BoolVar(&c.smoke, "smoke", false, "small run for make test: -pods 300 -runs 1 -duration 5s -rate 300 -warmup=false unless given; exits 1 if anything is lost")
+	fl.BoolVar(&c.smoke, "smoke", false, "small run for make test: -pods 300 -runs 1 -duration 3s -rate 300 -warmup=false unless given; exits 1 if anything is lost")
 	fl.DurationVar(&c.timeout, "timeout", 4*time.Hour, "bound for the whole run")
 	fl.StringVar(&l.apiArgs, "apiserver-args", defaultAPIServerArgs, "extra kube-apiserver flags, comma-separated")
 	fl.IntVar(&c.clusters, "clusters", 0, "after the sizes, start this many clusters (2 to 5) of -cluster-pods pods each and measure `kubectl podsync --context a,b,... -A --once` against one `kubectl get pods -A` per cluster (0: not)")
@@ -132,7 +132,7 @@ func (c *config) smokeDefaults(fl *flag.FlagSet, l *listFlags) {
 	defaults := map[string]func(){
 		"pods":     func() { l.pods = "300" },
 		"runs":     func() { c.runs = 1 },
-		"duration": func() { c.duration = 5 * time.Second },
+		"duration": func() { c.duration = 3 * time.Second },
 		"rate":     func() { l.rates = "300" },
 		"warmup":   func() { c.warmup = false },
 		"timeout":  func() { c.timeout = 10 * time.Minute },
