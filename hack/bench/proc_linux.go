@@ -159,7 +159,7 @@ func (m *peakMeter) method() string {
 	case m == nil:
 		return ""
 	case m.reset:
-		return fmt.Sprintf("its VmHWM, reset through /proc/%d/clear_refs before each client", m.pid)
+		return "its VmHWM, reset through /proc/PID/clear_refs before the client"
 	}
 	return fmt.Sprintf("the highest of its VmRSS read every %s (this kernel did not let the bench reset VmHWM)", sampleEvery)
 }
