@@ -1,11 +1,11 @@
 package podsync
 
 import (
-	"net/http"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"syscall"

@@ -59,7 +59,10 @@ type history struct {
 
 // formats are the outputs a history may print in; each shows, per
 // message, whatever of kind, key, incarnation and state it can.
-var formats = []string{"table", "wide", "json", "yaml", "name", "go-template", "jsonpath", "custom-columns"}
+// strict-template cannot print a pod that is running but not ready (its
+// template needs an annotation such pods lack): those messages are
+// reported on stderr, and must still be judged.
+var formats = []string{"table", "wide", "json", "yaml", "name", "go-template", "jsonpath", "custom-columns", "strict-template"}
 
 func (h *history) key(i int) string {
 	return h.namespaces[i%len(h.namespaces)] + "/" + h.names[i/len(h.namespaces)]
@@ -188,6 +191,9 @@ func (h *history) outputArgs() []string {
 		return []string{"-o", `go-template={{.metadata.namespace}} {{.metadata.name}} {{index .metadata.labels "inc"}} {{index .metadata.labels "rv"}}{{"\n"}}`}
 	case "jsonpath":
 		return []string{"-o", "jsonpath=" + fields}
+	case "strict-template":
+		return []string{"--allow-missing-template-keys=false", "-o",
+			`go-template={{.metadata.namespace}} {{.metadata.name}} {{.metadata.labels.inc}} {{.metadata.labels.rv}}{{.metadata.annotations.printable}}{{"\n"}}`}
 	case "custom-columns":
 		return []string{"-o", "custom-columns=NS:.metadata.namespace,NAME:.metadata.name,INC:.metadata.labels.inc,RV:.metadata.labels.rv"}
 	}

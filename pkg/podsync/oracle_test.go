@@ -262,6 +262,15 @@ func lines(text string) []string {
 	return out
 }
 
+// showsKinds: the format prints each message's kind.
+func (h *history) showsKinds() bool {
+	switch h.format {
+	case "go-template", "jsonpath", "custom-columns", "strict-template":
+		return false
+	}
+	return true
+}
+
 // byKey splits the messages per pod name, in printed order.
 func byKey(all []obs) map[string][]obs {
 	out := map[string][]obs{}
@@ -295,13 +304,17 @@ func finalGaps(h *history, t *truth, all []obs, sentinelGone bool) []string {
 func finalGap(h *history, last *podRecord, msgs []obs) string {
 	if len(msgs) == 0 {
 		unchanged := last.initial && len(last.states) == 1
-		if last.deleted || h.watchOnly && unchanged {
+		unprintable := h.format == "strict-template" && !printable(last.states[len(last.states)-1].state)
+		if last.deleted || h.watchOnly && unchanged || unprintable {
 			return ""
 		}
 		return "never printed"
 	}
 	m := msgs[len(msgs)-1]
 	final := last.states[len(last.states)-1].rv
+	if h.format == "strict-template" && !last.deleted && !printable(last.states[len(last.states)-1].state) {
+		return "" // its final state cannot be printed; it is judged all the same
+	}
 	switch {
 	case last.deleted && (m.kind == "GONE" || m.kind == ""):
 		// Without kinds a GONE looks like any other message; and a pod
@@ -346,7 +359,31 @@ func checkRun(r *result) []string {
 		}
 	}
 	bad = append(bad, r.checkCounts(all)...)
+	bad = append(bad, r.checkPrintErrors()...)
 	return append(bad, r.checkVerdict()...)
+}
+
+// checkPrintErrors: with the strict template, a pod whose final state
+// cannot be printed has its print failure said on stderr, once per
+// message, in one line naming the pod.
+func (r *result) checkPrintErrors() []string {
+	if r.h.format != "strict-template" || r.early {
+		return nil
+	}
+	var bad []string
+	for key, recs := range r.truth.keys {
+		last := recs[len(recs)-1]
+		st := last.states[len(last.states)-1]
+		quiet := r.h.watchOnly && last.initial && len(last.states) == 1
+		if last.deleted || printable(st.state) || quiet {
+			continue
+		}
+		re := regexp.MustCompile(`(?m)^error: print (SYNC|ADD|UPDATE|GONE) ` + regexp.QuoteMeta(key) + `: .*"printable"`)
+		if !re.MatchString(r.stderr) {
+			bad = append(bad, fmt.Sprintf("%s: its final state cannot be printed, and stderr does not say so", key))
+		}
+	}
+	return bad
 }
 
 // checkKey applies the per-name rules to one name's messages.
@@ -356,7 +393,7 @@ func (r *result) checkKey(key string, msgs []obs) []string {
 	if recs == nil {
 		return []string{fmt.Sprintf("%s: printed, but no such pod ever existed", key)}
 	}
-	kinds := r.h.format != "go-template" && r.h.format != "jsonpath" && r.h.format != "custom-columns"
+	kinds := r.h.showsKinds()
 	states := r.h.format != "name"
 	var prev *obs
 	prevIdx := [2]int{-1, -1}
@@ -445,7 +482,7 @@ var eventsLine = regexp.MustCompile(`(?m)^Events:   SYNC (\d+), ADD (\d+), UPDAT
 
 // checkCounts: the summary counts each printed message once.
 func (r *result) checkCounts(all []obs) []string {
-	if r.h.format == "go-template" || r.h.format == "jsonpath" || r.h.format == "custom-columns" {
+	if !r.h.showsKinds() {
 		return nil
 	}
 	// Every played run ends with a summary: a check's verdict, or the

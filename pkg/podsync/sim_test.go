@@ -65,7 +65,10 @@ func (s *sim) source() *source.Source {
 	return &source.Source{List: s.list, Watch: s.watch}
 }
 
+// row hands out a copy, as a client decodes its own: the informer's
+// transform changes what it is given.
 func (s *sim) row(p *corev1.Pod) *source.PodRow {
+	p = p.DeepCopy()
 	r := &source.PodRow{Pod: p}
 	if s.table {
 		r.Columns = simColumns
@@ -364,7 +367,14 @@ func setState(p *corev1.Pod, st podState) {
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}
 	p.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
 	p.Annotations["state"] = st.String()
+	delete(p.Annotations, "printable")
+	if printable(st) {
+		p.Annotations["printable"] = ""
+	}
 }
+
+// printable: the strict template can print a pod in this state.
+func printable(st podState) bool { return st != runningNotReady }
 
 func readyCell(p *corev1.Pod) string {
 	if p.Status.ContainerStatuses[0].Ready {
