@@ -128,6 +128,10 @@ func Attach(dir string) (*Cluster, error) {
 	}, nil
 }
 
+// LogTo sends the cluster's progress and error lines to w from now on;
+// Attach starts with none.
+func (c *Cluster) LogTo(w io.Writer) { c.log = w }
+
 // Stop ends the cluster's processes, newest first: SIGTERM to each process
 // group, SIGKILL after a grace period. It signals only processes it started
 // (checked by PID and start time) and leaves Dir in place for the logs.
