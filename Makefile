@@ -9,7 +9,7 @@ TEST_TIMEOUT ?= 40m
 # Time per fuzz target in `make fuzz` (and so in `make test`).
 FUZZTIME ?= 10s
 
-.PHONY: help build tools test unit e2e bench fuzz vet demo cluster-up cluster-down dist validate-krew clean
+.PHONY: help build tools test unit e2e bench fuzz vet lint readme demo cluster-up cluster-down dist validate-krew clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -20,10 +20,19 @@ build: ## Build bin/kubectl-podsync
 tools: ## Build the pinned control plane (etcd, kube-*, kubectl, kwok) into the cache
 	hack/build-tools.sh
 
-vet: ## gofmt, go vet and go.mod tidiness
+vet: ## gofmt, go vet, go.mod tidiness, README flag table, golangci-lint
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	cd hack/tools/lint && $(GO) mod tidy -diff
+	$(GO) run ./hack/update-readme -verify
+	hack/lint.sh
+
+lint: ## golangci-lint (.golangci.yml), pinned in hack/tools/lint and built once into the cache
+	hack/lint.sh
+
+readme: ## Regenerate README.md's flag table from the command's flags
+	$(GO) run ./hack/update-readme
 
 test: vet fuzz ## Every test: unit and end-to-end against a local control plane, with -race
 	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" $(GO) test -race -count=1 -p 1 -timeout $(TEST_TIMEOUT) ./...

@@ -12,6 +12,7 @@ import (
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/cmd"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 )
 
 func main() {
@@ -30,10 +31,10 @@ func run() int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	go func() {
 		sig := <-signals
-		cancel(cmd.SignalError{Signal: sig})
+		cancel(podsync.SignalError{Signal: sig})
 		// A second signal means "stop now", without the summary.
 		<-signals
-		os.Exit(cmd.SignalExitCode(sig))
+		os.Exit(podsync.SignalExitCode(sig))
 	}()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	return cmd.Execute(ctx, streams, os.Args[1:])

@@ -3,15 +3,17 @@
 // realistic pods, and measures change lag under churn. See
 // docs/BENCHMARKS.md for the results and how to read them.
 //
-//	go run ./hack/bench [-pods 5000,20000,50000] [-runs 5] [-rate 1000,250] [-duration 60s] [-update put|patch]
+//	go run ./hack/bench [-pods 5000,50000,150000] [-runs 5] [-rate 1000,250] [-duration 60s] [-update put|patch]
+//	go run ./hack/bench -pods 150000 -mem-budget 16000     # a command that would not fit is skipped, and said so
+//	go run ./hack/bench -clusters 3 -cluster-pods 10000    # also podsync over three contexts against kubectl on each
 //	go run ./hack/bench -attach DIR -plugin OLD/kubectl-podsync -only podsync,podsync-json   # an older build, same cluster
 //	go run ./hack/bench -smoke                      # small run for make test: exits 1 if anything is lost
-//	go run ./hack/bench/floor -kubeconfig FILE      # the floor: paginated protobuf LIST, discarded
+//	go run ./hack/bench/floor -kubeconfig FILE [-page N | -watchlist]   # one floor variant
 //	go run ./hack/bench profile -kubeconfig FILE -cpuprofile cpu.out -memprofile mem.out -- -A --once
 //
 // The tools folder comes from -bin or $PODSYNC_TOOLS_BIN (hack/build-tools.sh
 // prints it). Each measured client runs under hack/bench/spawn, which
-// reports its wall time, CPU time and peak RSS.
+// reports its wall time, CPU time, peak RSS and when its first row arrived.
 package main
 
 import (

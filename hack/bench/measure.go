@@ -1,41 +1,62 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+)
+
+// outputKind is what a command prints on stdout.
+type outputKind int
+
+const (
+	outNone     outputKind = iota // nothing (the floor)
+	outTable                      // a header line, then one row per pod
+	outLines                      // one line per pod, no header
+	outDocument                   // one document (kubectl -o json): no rows to time
 )
 
 // command is one measured client.
 type command struct {
 	id    string
 	label string
-	// floor runs the floor client (hack/bench/floor) instead of kubectl.
-	floor bool
+	// floor holds the floor client's flags (hack/bench/floor) when it runs
+	// instead of kubectl.
+	floor []string
 	// program, when set, runs instead of kubectl.
 	program string
 	args    []string
+	out     outputKind
+	// perK and fixed (MiB) guess the peak RSS at a size no smaller size of
+	// the run has measured yet: fixed + perK per 1,000 pods (see guard.go).
+	perK, fixed float64
 }
 
+func (c command) isFloor() bool { return c.floor != nil }
+
+// The floor variants read every pod with the least work a client can do,
+// in each way the server offers; the fastest at a size is that size's
+// floor.
 var commands = []command{
-	{id: "floor", label: "floor: paginated protobuf LIST, discarded", floor: true},
-	{id: "kubectl", label: "`kubectl get pods -A`", args: []string{"get", "pods", "-A"}},
-	{id: "kubectl-json", label: "`kubectl get pods -A -o json`", args: []string{"get", "pods", "-A", "-o", "json"}},
-	{id: "podsync", label: "`kubectl podsync -A --once`", args: []string{"podsync", "-A", "--once"}},
-	{id: "podsync-json", label: "`kubectl podsync -A --once -o json`", args: []string{"podsync", "-A", "--once", "-o", "json"}},
+	{id: "floor-500", label: "floor: protobuf LIST, pages of 500", floor: []string{"-page", "500"}, fixed: 80},
+	{id: "floor-1000", label: "floor: protobuf LIST, pages of 1,000", floor: []string{"-page", "1000"}, fixed: 80},
+	{id: "floor-5000", label: "floor: protobuf LIST, pages of 5,000", floor: []string{"-page", "5000"}, perK: 0.5, fixed: 150},
+	{id: "floor-10000", label: "floor: protobuf LIST, pages of 10,000", floor: []string{"-page", "10000"}, perK: 0.5, fixed: 250},
+	{id: "floor-all", label: "floor: protobuf LIST, unpaginated", floor: []string{"-page", "0"}, perK: 30, fixed: 50},
+	{id: "floor-watchlist", label: "floor: protobuf WatchList stream", floor: []string{"-watchlist"}, fixed: 80},
+	{id: "kubectl", label: "`kubectl get pods -A`", args: []string{"get", "pods", "-A"}, out: outTable, perK: 70, fixed: 40},
+	{id: "kubectl-json", label: "`kubectl get pods -A -o json`", args: []string{"get", "pods", "-A", "-o", "json"}, out: outDocument, perK: 160, fixed: 600},
+	{id: "podsync", label: "`kubectl podsync -A --once`", args: []string{"podsync", "-A", "--once"}, out: outTable, perK: 25, fixed: 40},
+	{id: "podsync-json", label: "`kubectl podsync -A --once -o json`", args: []string{"podsync", "-A", "--once", "-o", "json"}, out: outLines, perK: 25, fixed: 60},
 }
 
 func commandIDs() []string {
@@ -50,12 +71,22 @@ func commandIDs() []string {
 type sample struct {
 	wall, cpu time.Duration
 	maxRSS    int64 // bytes
+	code      int
+	// firstRow is when the first row reached stdout (-1: no row).
+	firstRow          time.Duration
+	outBytes, outLine int64
+	// apiIdle and apiPeak are the API server's resident set before the
+	// client started and its peak while it ran (bytes; -1: not measured).
+	apiIdle, apiPeak int64
+	stderr           string // its end
 }
 
 // cmdResult is every run of one command at one size.
 type cmdResult struct {
 	cmd     command
 	samples []sample
+	// skipped says why the command was not run at this size.
+	skipped string
 }
 
 func (r *cmdResult) wall() stat {
@@ -67,6 +98,11 @@ func (r *cmdResult) cpu() stat {
 func (r *cmdResult) rss() stat {
 	return statOf(r.samples, func(s sample) float64 { return float64(s.maxRSS) / (1 << 20) })
 }
+func (r *cmdResult) firstRow() stat {
+	return statOf(r.samples, func(s sample) float64 { return s.firstRow.Seconds() })
+}
+
+func (r *cmdResult) measured() bool { return len(r.samples) > 0 }
 
 // stat is the median and the spread of one number over the runs.
 type stat struct{ median, min, max float64 }
@@ -90,6 +126,9 @@ func statOf(samples []sample, f func(sample) float64) stat {
 func (e *env) selected() []command {
 	var out []command
 	for _, c := range commands {
+		if c.id == "floor-watchlist" && e.watchList != "" {
+			continue
+		}
 		if e.cfg.only == nil || e.cfg.only[c.id] {
 			out = append(out, c)
 		}
@@ -97,8 +136,10 @@ func (e *env) selected() []command {
 	// Each -compare build runs as its own plugin, kubectl-podsyncNAME.
 	for _, b := range e.cfg.compare {
 		out = append(out,
-			command{id: "podsync@" + b.name, label: "`kubectl podsync -A --once`, build " + b.name, args: []string{"podsync" + b.name, "-A", "--once"}},
-			command{id: "podsync-json@" + b.name, label: "`kubectl podsync -A --once -o json`, build " + b.name, args: []string{"podsync" + b.name, "-A", "--once", "-o", "json"}})
+			command{id: "podsync@" + b.name, label: "`kubectl podsync -A --once`, build " + b.name,
+				args: []string{"podsync" + b.name, "-A", "--once"}, out: outTable, perK: 40, fixed: 60},
+			command{id: "podsync-json@" + b.name, label: "`kubectl podsync -A --once -o json`, build " + b.name,
+				args: []string{"podsync" + b.name, "-A", "--once", "-o", "json"}, out: outLines, perK: 40, fixed: 60})
 	}
 	return out
 }
@@ -109,324 +150,104 @@ func baseID(id string) string {
 	return base
 }
 
-// measureCommands checks the output once, then runs every command
-// cfg.runs times, alternating them and rotating their order each round so
-// that no command always follows the same one.
-func (e *env) measureCommands(ctx context.Context, pods int) ([]*cmdResult, error) {
-	cmds := e.selected()
+// measureCommands leaves out the commands that would not fit in memory,
+// checks the output once, then runs every command cfg.runs times,
+// alternating them and rotating their order each round so that no command
+// always follows the same one.
+func (e *env) measureCommands(ctx context.Context, res *sizeResult) error {
+	pods := res.pods
+	all := e.selected()
+	results := make([]*cmdResult, len(all))
+	res.commands = results
+	var cmds []*cmdResult
+	for i, c := range all {
+		results[i] = &cmdResult{cmd: c, skipped: e.wontFit(c, pods)}
+		if results[i].skipped != "" {
+			e.logf("  %d pods: %s skipped: %s", pods, c.id, results[i].skipped)
+			continue
+		}
+		cmds = append(cmds, results[i])
+	}
 	if e.cfg.check {
-		if err := e.checkOutput(ctx, pods); err != nil {
-			return nil, err
-		}
-	}
-	if e.cfg.warmup {
-		for _, c := range cmds {
-			if _, err := e.runCommand(ctx, c, nil, nil); err != nil {
-				return nil, err
-			}
-		}
-	}
-	results := make([]*cmdResult, len(cmds))
-	for i, c := range cmds {
-		results[i] = &cmdResult{cmd: c}
-	}
-	for round := range e.cfg.runs {
-		for k := range cmds {
-			i := (k + round) % len(cmds)
-			s, err := e.runCommand(ctx, cmds[i], nil, nil)
-			if err != nil {
-				return results, err
-			}
-			results[i].samples = append(results[i].samples, s)
-			e.logf("  %d pods, run %d/%d: %-13s wall %6.2fs  cpu %6.2fs  maxrss %5.0f MiB",
-				pods, round+1, e.cfg.runs, cmds[i].id, s.wall.Seconds(), s.cpu.Seconds(), float64(s.maxRSS)/(1<<20))
-		}
-	}
-	return results, nil
-}
-
-// checkOutput makes sure the commands being timed print what they should:
-// podsync's table the same rows as `kubectl get pods -A` (all but AGE),
-// podsync's JSON the same pods as `kubectl get pods -A -o json`, and the
-// floor as many pods.
-func (e *env) checkOutput(ctx context.Context, pods int) error {
-	if err := e.checkTable(ctx, pods); err != nil {
-		return err
-	}
-	// A prebuilt plugin (-plugin) may be an older one, measured for
-	// comparison: its requests are its own.
-	if e.cfg.plugin == "" {
-		if err := e.checkRequests(ctx); err != nil {
+		var err error
+		if res.notes, err = e.checkOutput(ctx, pods, results); err != nil {
 			return err
 		}
 	}
-	if err := e.checkJSON(ctx, pods); err != nil {
-		return err
-	}
-	var errOut bytes.Buffer
-	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-	defer cancel()
-	floorCmd := e.floorCommand(ctx)
-	floorCmd.Stdout, floorCmd.Stderr = io.Discard, &errOut
-	if err := floorCmd.Run(); err != nil {
-		return fmt.Errorf("bench floor: %w: %s", err, tail(errOut.String()))
-	}
-	if got := strings.TrimSpace(errOut.String()); got != "pods: "+strconv.Itoa(pods) {
-		return fmt.Errorf("bench floor said %q, want pods: %d", got, pods)
-	}
-	return nil
-}
-
-func (e *env) output(ctx context.Context, args ...string) ([]byte, error) {
-	var out bytes.Buffer
-	if _, err := e.runCommand(ctx, command{id: "check", args: args}, &out, nil); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
-}
-
-// listRequest matches client-go's -v=6 line for a list of pods.
-var listRequest = regexp.MustCompile(`"Response" verb="GET" url="[^"]*/pods\?([^"]*)"`)
-
-// checkRequests makes sure the table is measured on its fast path: pods
-// as protobuf and cells without objects, never the fallback that lists
-// the table with every object in it.
-func (e *env) checkRequests(ctx context.Context) error {
-	var errOut bytes.Buffer
-	if _, err := e.runCommand(ctx, command{id: "check", args: []string{"podsync", "-A", "--once", "-v=6"}}, io.Discard, &errOut); err != nil {
-		return err
-	}
-	lists := 0
-	for _, m := range listRequest.FindAllStringSubmatch(errOut.String(), -1) {
-		query := m[1]
-		if strings.Contains(query, "watch=true") {
-			continue
-		}
-		lists++
-		if strings.Contains(query, "includeObject=Object") {
-			return fmt.Errorf("kubectl podsync -A --once listed the table with objects (%s): the cells did not line up with the pods", query)
-		}
-	}
-	if lists == 0 {
-		return fmt.Errorf("kubectl podsync -A --once -v=6 logged no list request: %s", tail(errOut.String()))
-	}
-	return nil
-}
-
-// cellSplit splits a table line into cells: the tabwriter pads with at
-// least three spaces, and no pod cell holds two spaces in a row.
-var cellSplit = regexp.MustCompile(` {2,}`)
-
-// tableRows maps namespace/name to the cells of a table, without the
-// columns named in drop.
-func tableRows(text []byte, drop ...string) (header []string, rows map[string][]string, err error) {
-	lines := strings.Split(strings.TrimRight(string(text), "\n"), "\n")
-	header = cellSplit.Split(strings.TrimSpace(lines[0]), -1)
-	keep := make([]bool, len(header))
-	ns, name := slices.Index(header, "NAMESPACE"), slices.Index(header, "NAME")
-	if ns < 0 || name < 0 {
-		return nil, nil, fmt.Errorf("no NAMESPACE and NAME columns in %q", lines[0])
-	}
-	var kept []string
-	for i, h := range header {
-		keep[i] = !slices.Contains(drop, h)
-		if keep[i] {
-			kept = append(kept, h)
-		}
-	}
-	rows = map[string][]string{}
-	for _, line := range lines[1:] {
-		cells := cellSplit.Split(strings.TrimSpace(line), -1)
-		if len(cells) < len(header)-1 || len(cells) > len(header) {
-			return nil, nil, fmt.Errorf("line %q has %d cells for %d columns", line, len(cells), len(header))
-		}
-		var row []string
-		for i, c := range cells {
-			if keep[i] {
-				row = append(row, c)
+	if e.cfg.warmup {
+		for _, r := range cmds {
+			if _, err := e.measureOnce(ctx, r.cmd, pods); err != nil {
+				return err
 			}
 		}
-		rows[cells[ns]+"/"+cells[name]] = row
 	}
-	return kept, rows, nil
-}
-
-// checkTable compares podsync's table with kubectl's, cell by cell, but
-// for EVENT, CHANGES and AGE (which moves on between the two commands).
-func (e *env) checkTable(ctx context.Context, pods int) error {
-	ours, err := e.output(ctx, "podsync", "-A", "--once")
-	if err != nil {
-		return err
-	}
-	if lines := bytes.Count(ours, []byte("\n")); lines != pods+1 {
-		return fmt.Errorf("kubectl podsync -A --once printed %d lines, want %d pods and a header", lines, pods)
-	}
-	theirs, err := e.output(ctx, "get", "pods", "-A")
-	if err != nil {
-		return err
-	}
-	oh, orows, err := tableRows(ours, "EVENT", "AGE", "CHANGES")
-	if err != nil {
-		return fmt.Errorf("kubectl podsync -A --once: %w", err)
-	}
-	th, trows, err := tableRows(theirs, "AGE")
-	if err != nil {
-		return fmt.Errorf("kubectl get pods -A: %w", err)
-	}
-	if !slices.Equal(oh, th) {
-		return fmt.Errorf("podsync's columns %q differ from kubectl's %q", oh, th)
-	}
-	if len(orows) != len(trows) {
-		return fmt.Errorf("podsync printed %d pods, kubectl %d", len(orows), len(trows))
-	}
-	for k, want := range trows {
-		if got := orows[k]; !slices.Equal(got, want) {
-			return fmt.Errorf("pod %s: podsync printed %q, kubectl %q", k, got, want)
+	for round := range e.cfg.runs {
+		for k := range cmds {
+			r := cmds[(k+round)%len(cmds)]
+			s, err := e.measureOnce(ctx, r.cmd, pods)
+			if err != nil {
+				return err
+			}
+			r.samples = append(r.samples, s)
+			e.logf("  %d pods, run %d/%d: %-15s wall %6.2fs  cpu %6.2fs  maxrss %5.0f MiB  first row %s",
+				pods, round+1, e.cfg.runs, r.cmd.id, s.wall.Seconds(), s.cpu.Seconds(), float64(s.maxRSS)/(1<<20), seconds(s.firstRow))
 		}
 	}
 	return nil
 }
 
-// checkJSON compares every object podsync -o json prints with the same
-// pod in `kubectl get pods -A -o json`. Both outputs go through files and
-// each pod is kept as a hash of its canonical JSON, so that the check
-// stays small at 50,000 pods.
-func (e *env) checkJSON(ctx context.Context, pods int) error {
-	ours, err := e.outputFile(ctx, "podsync", "-A", "--once", "-o", "json")
+func seconds(d time.Duration) string {
+	if d < 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+// measureOnce runs c with its stdout read and counted by spawn and checks
+// that it printed every pod.
+func (e *env) measureOnce(ctx context.Context, c command, pods int) (sample, error) {
+	s, err := e.runCommand(ctx, c, nil, nil)
 	if err != nil {
-		return err
+		return s, err
 	}
-	defer os.Remove(ours)
-	theirs, err := e.outputFile(ctx, "get", "pods", "-A", "-o", "json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(theirs)
-	want, err := hashKubectlList(theirs)
-	if err != nil {
-		return fmt.Errorf("kubectl get pods -A -o json: %w", err)
-	}
-	got, err := hashEventLines(ours)
-	if err != nil {
-		return fmt.Errorf("kubectl podsync -A --once -o json: %w", err)
-	}
-	if len(got) != pods || len(want) != pods {
-		return fmt.Errorf("kubectl podsync -A --once -o json printed %d pods and kubectl %d, want %d", len(got), len(want), pods)
-	}
-	for k, h := range want {
-		if got[k] != h {
-			return fmt.Errorf("pod %s: podsync -o json printed another object than kubectl -o json", k)
+	return s, verifyOutput(c, pods, s)
+}
+
+// verifyOutput makes sure a measured run did all the work: the floor
+// counted every pod, a table printed a header and a row per pod.
+func verifyOutput(c command, pods int, s sample) error {
+	var want int64
+	switch {
+	case c.isFloor():
+		if got := lastLine(s.stderr); got != fmt.Sprintf("pods: %d", pods) {
+			return fmt.Errorf("%s said %q, want pods: %d", c.id, got, pods)
 		}
+		return nil
+	case c.out == outTable:
+		want = int64(pods) + 1
+	case c.out == outLines:
+		want = int64(pods)
+	case c.out == outDocument:
+		// A pod is several KB of JSON: 1 KB a pod is a floor no complete
+		// list stays under.
+		if s.outBytes < int64(pods)*1000 {
+			return fmt.Errorf("%s printed %d bytes for %d pods", c.id, s.outBytes, pods)
+		}
+		return nil
+	default:
+		return nil
+	}
+	if s.outLine != want {
+		return fmt.Errorf("%s printed %d lines, want %d for %d pods", c.id, s.outLine, want, pods)
+	}
+	if s.firstRow < 0 || s.firstRow > s.wall {
+		return fmt.Errorf("%s: first row at %s of a %s run", c.id, s.firstRow, s.wall)
 	}
 	return nil
 }
 
-// outputFile runs a command with stdout to a new file and returns its path.
-func (e *env) outputFile(ctx context.Context, args ...string) (string, error) {
-	f, err := os.CreateTemp("", "podsync-bench-out-")
-	if err != nil {
-		return "", fmt.Errorf("output file: %w", err)
-	}
-	defer f.Close()
-	if _, err := e.runCommand(ctx, command{id: "check", args: args}, f, nil); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
-}
-
-// canonical hashes an object decoded into maps: json.Marshal sorts the
-// keys, so equal objects hash alike whatever order they were printed in.
-func canonical(obj map[string]any) ([sha256.Size]byte, error) {
-	data, err := json.Marshal(obj)
-	return sha256.Sum256(data), err
-}
-
-// hashKubectlList reads a List's items one at a time.
-func hashKubectlList(path string) (map[string][sha256.Size]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("no items: %w", err)
-		}
-		if tok == "items" {
-			break
-		}
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, fmt.Errorf("items is not a list (%v)", err)
-	}
-	out := map[string][sha256.Size]byte{}
-	for dec.More() {
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			return nil, err
-		}
-		h, err := canonical(obj)
-		if err != nil {
-			return nil, err
-		}
-		out[objectKey(obj)] = h
-	}
-	return out, nil
-}
-
-// hashEventLines reads podsync's {"type":"SYNC","object":{...}} lines.
-func hashEventLines(path string) (map[string][sha256.Size]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := map[string][sha256.Size]byte{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var ev struct {
-			Type   string
-			Object map[string]any
-		}
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return nil, fmt.Errorf("line %.200q: %w", sc.Bytes(), err)
-		}
-		if ev.Type != "SYNC" {
-			return nil, fmt.Errorf("a %s line, want SYNC only", ev.Type)
-		}
-		h, err := canonical(ev.Object)
-		if err != nil {
-			return nil, err
-		}
-		k := objectKey(ev.Object)
-		if _, twice := out[k]; twice {
-			return nil, fmt.Errorf("pod %s printed twice", k)
-		}
-		out[k] = h
-	}
-	return out, sc.Err()
-}
-
-func objectKey(obj map[string]any) string {
-	md, _ := obj["metadata"].(map[string]any)
-	ns, _ := md["namespace"].(string)
-	name, _ := md["name"].(string)
-	return ns + "/" + name
-}
-
-func (e *env) floorArgs() []string {
-	return []string{filepath.Join(e.pluginDir, "floor"), "-kubeconfig", e.kubeconfig}
-}
-
-func (e *env) floorCommand(ctx context.Context) *exec.Cmd {
-	argv := e.floorArgs()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = e.environ()
-	return cmd
+func (e *env) floorArgs(flags []string) []string {
+	return append([]string{filepath.Join(e.pluginDir, "floor"), "-kubeconfig", e.kubeconfig}, flags...)
 }
 
 func (e *env) environ() []string {
@@ -434,13 +255,26 @@ func (e *env) environ() []string {
 }
 
 // commandTimeout bounds one run; kubectl -o json at 50,000 pods takes
-// minutes on two busy cores.
-const commandTimeout = 15 * time.Minute
+// minutes on two busy cores, kubectl's table at 150,000 more than one.
+const commandTimeout = 20 * time.Minute
 
-// runCommand runs c once with stdout to out (nil: /dev/null) and returns
-// the wall time, CPU time and peak RSS of the client process, as the spawn
-// helper measured them. kubectl execs plugins, so for podsync the process is
-// the plugin, after kubectl's own start-up, which is included.
+// exitError is a client that ran and exited with another code than 0.
+type exitError struct {
+	argv   []string
+	code   int
+	stderr string
+}
+
+func (x *exitError) Error() string {
+	return fmt.Sprintf("%s: exit code %d: %s", strings.Join(x.argv, " "), x.code, x.stderr)
+}
+
+// runCommand runs c once and returns the wall time, CPU time and peak RSS
+// of the client process, as the spawn helper measured them, and the API
+// server's memory meanwhile. With out nil, spawn reads stdout through a
+// pipe, counts it and times its first row; else stdout goes to out.
+// kubectl execs plugins, so for podsync the process is the plugin, after
+// kubectl's own start-up, which is included.
 func (e *env) runCommand(ctx context.Context, c command, out, errOut io.Writer) (sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
@@ -452,22 +286,17 @@ func (e *env) runCommand(ctx context.Context, c command, out, errOut io.Writer) 
 	defer os.Remove(result.Name())
 	argv := append([]string{e.kubectl}, c.args...)
 	switch {
-	case c.floor:
-		argv = e.floorArgs()
+	case c.isFloor():
+		argv = e.floorArgs(c.floor)
 	case c.program != "":
 		argv = append([]string{c.program}, c.args...)
 	}
-	cmd := exec.CommandContext(ctx, e.spawn, append([]string{result.Name()}, argv...)...)
-	cmd.Env = e.environ()
+	spawnArgs := []string{result.Name()}
 	if out == nil {
-		devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		if err != nil {
-			return sample{}, fmt.Errorf("open %s: %w", os.DevNull, err)
-		}
-		defer devnull.Close()
-		// An *os.File goes to the child as is: no copying goroutine here.
-		out = devnull
+		spawnArgs = []string{"-rows", fmt.Sprint(headerLines(c.out)), result.Name()}
 	}
+	cmd := exec.CommandContext(ctx, e.spawn, append(spawnArgs, argv...)...)
+	cmd.Env = e.environ()
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = out, &stderr
 	if errOut != nil {
@@ -476,31 +305,76 @@ func (e *env) runCommand(ctx context.Context, c command, out, errOut io.Writer) 
 	// Killing spawn would leave its child running: kill the process group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	if err := cmd.Run(); err != nil {
-		return sample{}, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, tail(stderr.String()))
+	stop := e.apiMeter.start()
+	runErr := cmd.Run()
+	idle, peak := stop()
+	s, err := readSample(result.Name())
+	if err != nil {
+		return s, fmt.Errorf("%s: %w (%v): %s", strings.Join(argv, " "), err, runErr, tail(stderr.String()))
 	}
-	return readSample(result.Name())
+	s.apiIdle, s.apiPeak, s.stderr = idle, peak, tail(stderr.String())
+	if s.code != 0 {
+		return s, &exitError{argv: argv, code: s.code, stderr: s.stderr}
+	}
+	if runErr != nil {
+		return s, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), runErr, s.stderr)
+	}
+	return s, nil
 }
 
-// readSample reads what spawn wrote: wall ns, CPU ns, peak RSS bytes and
-// the exit code.
+func headerLines(k outputKind) int {
+	if k == outTable {
+		return 1
+	}
+	return 0
+}
+
+// readSample reads what spawn wrote (see hack/bench/spawn).
 func readSample(path string) (sample, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return sample{}, fmt.Errorf("read the measurement: %w", err)
 	}
-	var wall, cpu, rss int64
-	var code int
-	if _, err := fmt.Sscan(string(data), &wall, &cpu, &rss, &code); err != nil {
+	var wall, cpu, first int64
+	var s sample
+	if _, err := fmt.Sscan(string(data), &wall, &cpu, &s.maxRSS, &s.code, &first, &s.outBytes, &s.outLine); err != nil {
 		return sample{}, fmt.Errorf("parse the measurement %q: %w", data, err)
 	}
-	return sample{wall: time.Duration(wall), cpu: time.Duration(cpu), maxRSS: rss}, nil
+	s.wall, s.cpu, s.firstRow = time.Duration(wall), time.Duration(cpu), time.Duration(first)
+	return s, nil
 }
 
 // measureBaseline is the peak RSS spawn hands to any child it starts (see
 // hack/bench/spawn): the smallest peak RSS the bench can report.
 func (e *env) measureBaseline(ctx context.Context) (sample, error) {
 	return e.runCommand(ctx, command{id: "baseline", program: "true"}, nil, nil)
+}
+
+// probeWatchList says why the server does not serve WatchList, or "" when
+// it does: the floor streams the pods of a selector that matches none.
+func (e *env) probeWatchList(ctx context.Context) (string, error) {
+	c := command{id: "probe", floor: []string{"-watchlist", "-l", benchLabel + "=none"}}
+	s, err := e.runCommand(ctx, c, nil, nil)
+	var x *exitError
+	switch {
+	case errors.As(err, &x) && x.code == 3:
+		return firstLine(x.stderr), nil
+	case err != nil:
+		return "", fmt.Errorf("probe WatchList: %w", err)
+	case lastLine(s.stderr) != "pods: 0":
+		return "", fmt.Errorf("probe WatchList: the floor said %q, want pods: 0", s.stderr)
+	}
+	return "", nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }
 
 // tail keeps the end of a long stderr for an error message.

@@ -23,7 +23,7 @@ import (
 //
 //	go run ./hack/bench profile -kubeconfig K -cpuprofile cpu.out -memprofile mem.out -- -A --once
 //	go tool pprof -top cpu.out; go tool pprof -sample_index=alloc_space -top mem.out
-func profileMain(ctx context.Context, args []string, stderr io.Writer) error {
+func profileMain(ctx context.Context, args []string, stderr io.Writer) (err error) {
 	fl := flag.NewFlagSet("profile", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	kubeconfig := fl.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
@@ -52,15 +52,15 @@ func profileMain(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer devnull.Close()
 	if *cpuOut != "" {
-		f, err := os.Create(*cpuOut)
-		if err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
+		stop, perr := startCPUProfile(*cpuOut)
+		if perr != nil {
+			return perr
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			if serr := stop(); err == nil {
+				err = serr
+			}
+		}()
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -81,8 +81,8 @@ func profileMain(ctx context.Context, args []string, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("heap profile: %w", err)
 		}
-		defer f.Close()
-		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		werr := pprof.Lookup("allocs").WriteTo(f, 0)
+		if err := errors.Join(werr, f.Close()); err != nil {
 			return fmt.Errorf("heap profile: %w", err)
 		}
 	}
@@ -90,4 +90,24 @@ func profileMain(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("kubectl podsync %v exited %d", fl.Args(), code)
 	}
 	return nil
+}
+
+// startCPUProfile starts a CPU profile into path. stop ends it and closes
+// the file; its error says the profile may not have been written whole.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		return nil
+	}, nil
 }

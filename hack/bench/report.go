@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -21,10 +22,14 @@ type machine struct {
 type sizeResult struct {
 	pods            int
 	load            loadStats
+	server          serverMemory
 	wire            wireSizes
 	otherAPIServers []int
 	commands        []*cmdResult
-	churn           []*churnResult
+	apiMemory       []apiMemory
+	// notes say which output checks the memory guard left out.
+	notes []string
+	churn []*churnResult
 }
 
 type report struct {
@@ -35,7 +40,12 @@ type report struct {
 	machineAfter machine
 	// baseline is what the spawn helper measures for `true`.
 	baseline sample
-	sizes    []*sizeResult
+	// apiMethod says how the API server's memory was measured ("": not).
+	apiMethod string
+	// watchList says why the server does not serve WatchList ("": it does).
+	watchList string
+	sizes     []*sizeResult
+	fleet     *fleetResult
 }
 
 func (r *report) lost() int {
@@ -57,7 +67,21 @@ func (s *sizeResult) find(id string) *cmdResult {
 	return nil
 }
 
+// bestFloor is the floor variant with the lowest median wall time: the
+// floor of every ratio at this size.
+func (s *sizeResult) bestFloor() *cmdResult {
+	var best *cmdResult
+	for _, c := range s.commands {
+		if c.cmd.isFloor() && c.measured() && (best == nil || c.wall().median < best.wall().median) {
+			best = c
+		}
+	}
+	return best
+}
+
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
 
 func spread(st stat, format string) string {
 	return fmt.Sprintf(format+" ("+format+"–"+format+")", st.median, st.min, st.max)
@@ -81,28 +105,50 @@ func (r *report) markdown() string {
 		r.cfg.runs, r.took.Round(time.Second))
 	fmt.Fprintf(&b, "- pods: 2 containers, ReplicaSet owner, %d namespaces, %d nodes; statuses written by %s\n",
 		r.cfg.namespaces, r.cfg.nodes, r.cfg.status)
-	fmt.Fprintf(&b, "- wall, CPU and peak RSS of each client process come from wait4 in a small launcher (hack/bench/spawn); its floor, measured on `true`, is %.1f MiB peak RSS\n",
+	fmt.Fprintf(&b, "- wall, CPU and peak RSS of each client process come from wait4 in a small launcher (hack/bench/spawn); its floor, measured on `true`, is %.1f MiB peak RSS. The launcher reads each client's stdout through a pipe, counts it and notes when the first row (the first byte after the header) arrived\n",
 		float64(r.baseline.maxRSS)/(1<<20))
-	plugin := "built from this tree"
-	if r.cfg.plugin != "" {
-		plugin = "prebuilt, " + r.cfg.plugin
+	if r.apiMethod != "" {
+		fmt.Fprintf(&b, "- kube-apiserver memory added by a client: %s, minus its VmRSS just before the client started; measured on one more run of podsync and kubectl each, after the rounds, each on a freshly restarted API server\n", r.apiMethod)
 	}
-	checked := "podsync's table compared cell by cell with `kubectl get pods -A` (all but AGE), its JSON pod by pod with `kubectl get pods -A -o json`, and its list requests checked for the fast path"
-	switch {
-	case !r.cfg.check:
-		checked = "not checked (-check=false)"
-	case r.cfg.plugin != "":
-		checked = "podsync's table compared cell by cell with `kubectl get pods -A` (all but AGE) and its JSON pod by pod with `kubectl get pods -A -o json`"
+	b.WriteString("- floor: protobuf, decoded into typed Pods and thrown away, read each way the server offers (LIST in pages of 500, 1,000, 5,000, 10,000, unpaginated, and a WatchList stream); the fastest at each size is the floor of every ratio\n")
+	if r.watchList != "" {
+		fmt.Fprintf(&b, "- WatchList: **not supported by this server** (%s): no stream variant\n", r.watchList)
 	}
-	for _, c := range r.cfg.compare {
-		plugin += fmt.Sprintf("; build %s: %s", c.name, c.path)
+	if r.cfg.guard {
+		budget := ""
+		if r.cfg.memBudget > 0 {
+			budget = fmt.Sprintf(" (at most %s: -mem-budget)", mib(r.cfg.memBudget))
+		}
+		fmt.Fprintf(&b, "- memory guard: a command whose estimated peak RSS × %.1f + %s would exceed the memory available%s is not run at that size; the estimate is the line through the smaller sizes of the run, or a default per command\n", guardMargin, mib(guardReserve), budget)
 	}
-	fmt.Fprintf(&b, "- plugin: %s; output before measuring: %s\n\n", plugin, checked)
+	fmt.Fprintf(&b, "- plugin: %s; output before measuring: %s\n\n", r.pluginLine(), r.checkedLine())
 	for _, s := range r.sizes {
 		r.writeSize(&b, s)
 	}
 	r.writeScaling(&b)
+	r.writeFleet(&b)
 	return b.String()
+}
+
+func (r *report) pluginLine() string {
+	plugin := "built from this tree"
+	if r.cfg.plugin != "" {
+		plugin = "prebuilt, " + r.cfg.plugin
+	}
+	for _, c := range r.cfg.compare {
+		plugin += fmt.Sprintf("; build %s: %s", c.name, c.path)
+	}
+	return plugin
+}
+
+func (r *report) checkedLine() string {
+	switch {
+	case !r.cfg.check:
+		return "not checked (-check=false)"
+	case r.cfg.plugin != "":
+		return "podsync's table compared cell by cell with `kubectl get pods -A` (all but AGE) and its JSON pod by pod with `kubectl get pods -A -o json`"
+	}
+	return "podsync's table compared cell by cell with `kubectl get pods -A` (all but AGE), its JSON pod by pod with `kubectl get pods -A -o json`, and its list requests checked for the fast path; every measured run printed a row per pod (the floor counted every pod)"
 }
 
 func (r *report) writeSize(b *strings.Builder, s *sizeResult) {
@@ -116,55 +162,118 @@ func (r *report) writeSize(b *strings.Builder, s *sizeResult) {
 		fmt.Fprintf(b, "Loaded %d pods in %s (%.0f pods/s, create and status), Running and Ready %s later.\n\n",
 			s.load.Created, s.load.Took.Round(100*time.Millisecond), s.load.Rate, s.load.ReadyWait.Round(100*time.Millisecond))
 	}
-	w := s.wire
-	fmt.Fprintf(b, "One LIST of all pods on the wire: protobuf %s, JSON %s, Table with includeObject=Object %s, =Metadata %s, =None %s.\n\n",
-		mb(w.Proto), mb(w.JSON), mb(w.TableObject), mb(w.TableMetadata), mb(w.TableNone))
+	if sv := s.server; sv.apiRSS > 0 {
+		fmt.Fprintf(b, "Control plane once loaded: kube-apiserver RSS %s, etcd RSS %s, etcd database %s.\n\n", mib(sv.apiRSS), mib(sv.etcdRSS), mb(sv.etcdDB))
+	}
+	if w := s.wire; w.Proto > 0 {
+		fmt.Fprintf(b, "One LIST of all pods on the wire: protobuf %s, JSON %s, Table with includeObject=Object %s, =Metadata %s, =None %s.\n\n",
+			mb(w.Proto), mb(w.JSON), mb(w.TableObject), mb(w.TableMetadata), mb(w.TableNone))
+	}
+	for _, n := range s.notes {
+		fmt.Fprintf(b, "Output check: %s.\n\n", n)
+	}
 	if len(s.commands) > 0 {
-		floor := s.find("floor")
-		b.WriteString("| command | wall s | CPU s | peak RSS MiB | wall vs kubectl | RSS vs kubectl | wall vs floor | RSS vs floor |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|\n")
-		for _, c := range s.commands {
-			var kubectl *cmdResult
-			switch baseID(c.cmd.id) {
-			case "podsync":
-				kubectl = s.find("kubectl")
-			case "podsync-json":
-				kubectl = s.find("kubectl-json")
-			}
-			vsK, rssK, vsF, rssF := "", "", "", ""
-			if kubectl != nil {
-				vsK, rssK = ratio(c.wall().median, kubectl.wall().median), ratio(c.rss().median, kubectl.rss().median)
-			}
-			if floor != nil && c != floor {
-				vsF, rssF = ratio(c.wall().median, floor.wall().median), ratio(c.rss().median, floor.rss().median)
-			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.cmd.label,
-				spread(c.wall(), "%.2f"), spread(c.cpu(), "%.2f"), spread(c.rss(), "%.0f"), vsK, rssK, vsF, rssF)
-		}
-		b.WriteString("\n")
+		r.writeCommands(b, s)
+		r.writeAPIMemory(b, s)
 		r.writeTargets(b, s)
 	}
 	for _, c := range s.churn {
-		fmt.Fprintf(b, "Churn: `kubectl podsync -A --watch-only -o json` watching %d pods (it watched %s after it started); updates (%s) asked at %g/s for %s.\n\n",
-			s.pods, c.WatchReady.Round(100*time.Millisecond), updateMethod[r.cfg.method], c.Rate, c.Duration)
-		b.WriteString("| updates sent (rate) | pods updated | lines printed (lines/updates) | lag p50 | lag p99 | lag max | lines >250 ms / >1 s | podsync CPU s (% of a core while the churn lasted) | podsync peak RSS MiB | drain after last update | lost |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
-		coalesce := 0.0
-		if c.Sent > 0 {
-			coalesce = float64(c.Lines) / float64(c.Sent)
+		r.writeChurn(b, s, c)
+	}
+}
+
+func (r *report) writeCommands(b *strings.Builder, s *sizeResult) {
+	floor := s.bestFloor()
+	b.WriteString("| command | wall s | CPU s | peak RSS MiB | first row s | wall vs kubectl | RSS vs kubectl | wall vs floor | RSS vs floor |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, c := range s.commands {
+		label := c.cmd.label
+		if c == floor {
+			label += " **(floor)**"
 		}
-		fmt.Fprintf(b, "| %d (%.0f/s, %d failed) | %d | %d (%.3f) | %s | %s | %s | %d / %d | %.2f (%.0f%%) | %.0f | %s | **%d** |\n\n",
-			c.Sent, c.Achieved, c.Failed, c.Pods, c.Lines, coalesce, ms(c.P50), ms(c.P99), ms(c.Max), c.Over250ms, c.Over1s,
-			c.CPU.Seconds(), 100*c.CPU.Seconds()/c.Elapsed.Seconds(), float64(c.RSS)/(1<<20), ms(c.Drain), c.Lost)
-		fmt.Fprintf(b, "Lag is from the moment the loader sent an update to the moment its line reached the bench. Of that, the API server took p50 %s, p99 %s to answer the update; from the answer to the printed line took p50 %s, p99 %s, max %s. CPU per update sent: kube-apiserver %.2f ms, etcd %.2f ms, the bench's loader and reader %.2f ms, podsync %.2f ms.\n\n",
-			ms(c.WriteP50), ms(c.WriteP99), ms(c.AfterAckP50), ms(c.AfterAckP99), ms(c.AfterAckMax),
-			perUpdate(c.APIServerCPU, c.Sent), perUpdate(c.EtcdCPU, c.Sent), perUpdate(c.BenchCPU, c.Sent), perUpdate(c.CPU, c.Sent))
-		for _, ex := range c.LostExamples {
-			fmt.Fprintf(b, "- lost: %s\n", ex)
+		if !c.measured() {
+			fmt.Fprintf(b, "| %s | %s | | | | | | | |\n", label, c.skipped)
+			continue
 		}
-		if len(c.LostExamples) > 0 {
-			b.WriteString("\n")
+		var kubectl *cmdResult
+		switch baseID(c.cmd.id) {
+		case "podsync":
+			kubectl = s.find("kubectl")
+		case "podsync-json":
+			kubectl = s.find("kubectl-json")
 		}
+		vsK, rssK, vsF, rssF := "", "", "", ""
+		if kubectl != nil && kubectl.measured() {
+			vsK, rssK = ratio(c.wall().median, kubectl.wall().median), ratio(c.rss().median, kubectl.rss().median)
+		}
+		if floor != nil && !c.cmd.isFloor() {
+			vsF, rssF = ratio(c.wall().median, floor.wall().median), ratio(c.rss().median, floor.rss().median)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label,
+			spread(c.wall(), "%.2f"), spread(c.cpu(), "%.2f"), spread(c.rss(), "%.0f"),
+			firstRowCell(c), vsK, rssK, vsF, rssF)
+	}
+	b.WriteString("\n")
+	if floor != nil {
+		fmt.Fprintf(b, "Floor at %d pods: %s, the fastest of the floor variants (median wall %.2f s, peak RSS %.0f MiB); every \"vs floor\" ratio is against it.\n\n",
+			s.pods, floor.cmd.label, floor.wall().median, floor.rss().median)
+	}
+}
+
+func firstRowCell(c *cmdResult) string {
+	if c.cmd.out != outTable && c.cmd.out != outLines {
+		return "—"
+	}
+	for _, s := range c.samples {
+		if s.firstRow < 0 {
+			return "—"
+		}
+	}
+	return spread(c.firstRow(), "%.2f")
+}
+
+// writeAPIMemory is the API server's cost of serving each client once.
+func (r *report) writeAPIMemory(b *strings.Builder, s *sizeResult) {
+	if len(s.apiMemory) == 0 {
+		return
+	}
+	b.WriteString("kube-apiserver memory while one more run of the client was served, each on a freshly restarted API server (watch cache filled, resident set settled): its RSS before, its peak while the client ran, and what the client added.\n\n")
+	b.WriteString("| command | kube-apiserver RSS before MiB | peak MiB | added MiB |\n|---|---|---|---|\n")
+	for _, a := range s.apiMemory {
+		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f |\n", a.cmd.label, float64(a.idle)/(1<<20), float64(a.peak)/(1<<20), a.addedMiB())
+	}
+	b.WriteString("\n")
+}
+
+func (s *sizeResult) apiMemoryOf(id string) (apiMemory, bool) {
+	for _, a := range s.apiMemory {
+		if a.cmd.id == id {
+			return a, true
+		}
+	}
+	return apiMemory{}, false
+}
+
+func (r *report) writeChurn(b *strings.Builder, s *sizeResult, c *churnResult) {
+	fmt.Fprintf(b, "Churn: `kubectl podsync -A --watch-only -o json` watching %d pods (it watched %s after it started); updates (%s) asked at %g/s for %s.\n\n",
+		s.pods, c.WatchReady.Round(100*time.Millisecond), updateMethod[r.cfg.method], c.Rate, c.Duration)
+	b.WriteString("| updates sent (rate) | pods updated | lines printed (lines/updates) | lag p50 | lag p99 | lag max | lines >250 ms / >1 s | podsync CPU s (% of a core while the churn lasted) | podsync CPU per printed line | podsync peak RSS MiB | drain after last update | lost |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	coalesce := 0.0
+	if c.Sent > 0 {
+		coalesce = float64(c.Lines) / float64(c.Sent)
+	}
+	fmt.Fprintf(b, "| %d (%.0f/s, %d failed) | %d | %d (%.3f) | %s | %s | %s | %d / %d | %.2f (%.0f%%) | %.3f ms | %.0f | %s | **%d** |\n\n",
+		c.Sent, c.Achieved, c.Failed, c.Pods, c.Lines, coalesce, ms(c.P50), ms(c.P99), ms(c.Max), c.Over250ms, c.Over1s,
+		c.CPU.Seconds(), 100*c.CPU.Seconds()/c.Elapsed.Seconds(), perUpdate(c.CPU, c.Lines), float64(c.RSS)/(1<<20), ms(c.Drain), c.Lost)
+	fmt.Fprintf(b, "Lag is from the moment the loader sent an update to the moment its line reached the bench. Of that, the API server took p50 %s, p99 %s to answer the update; from the answer to the printed line took p50 %s, p99 %s, max %s. CPU per update sent: kube-apiserver %.2f ms, etcd %.2f ms, the bench's loader and reader %.2f ms, podsync %.2f ms.\n\n",
+		ms(c.WriteP50), ms(c.WriteP99), ms(c.AfterAckP50), ms(c.AfterAckP99), ms(c.AfterAckMax),
+		perUpdate(c.APIServerCPU, c.Sent), perUpdate(c.EtcdCPU, c.Sent), perUpdate(c.BenchCPU, c.Sent), perUpdate(c.CPU, c.Sent))
+	for _, ex := range c.LostExamples {
+		fmt.Fprintf(b, "- lost: %s\n", ex)
+	}
+	if len(c.LostExamples) > 0 {
+		b.WriteString("\n")
 	}
 }
 
@@ -189,24 +298,133 @@ func verdict(ok bool) string {
 	return "**missed**"
 }
 
+// target is one row of a size's target table.
+type target struct{ name, measured, verdict string }
+
 func (r *report) writeTargets(b *strings.Builder, s *sizeResult) {
-	ps, k, pj, kj := s.find("podsync"), s.find("kubectl"), s.find("podsync-json"), s.find("kubectl-json")
-	var lines []string
-	if ps != nil && k != nil {
-		wr, rr := ps.wall().median/k.wall().median, ps.rss().median/k.rss().median
-		lines = append(lines, fmt.Sprintf("table wall %.2f× kubectl (target ≤ 1.0: %s), peak RSS %.2f× (target ≤ 1.0: %s)", wr, verdict(wr <= 1), rr, verdict(rr <= 1)))
+	rows := append(commandTargets(s), churnTargets(s)...)
+	if len(rows) == 0 {
+		return
 	}
-	if pj != nil && kj != nil {
-		wr := pj.wall().median / kj.wall().median
-		lines = append(lines, fmt.Sprintf("`-o json` wall %.2f× kubectl (target ≤ 0.5: %s)", wr, verdict(wr <= 0.5)))
+	fmt.Fprintf(b, "Targets at %d pods (issue 16):\n\n| target | measured | |\n|---|---|---|\n", s.pods)
+	for _, t := range rows {
+		fmt.Fprintf(b, "| %s | %s | %s |\n", t.name, t.measured, t.verdict)
 	}
+	b.WriteString("\n")
+}
+
+// measuredAt returns the commands of ids, or nil if any is not measured.
+func measuredAt(s *sizeResult, ids ...string) []*cmdResult {
+	var out []*cmdResult
+	for _, id := range ids {
+		c := s.find(id)
+		if c == nil || !c.measured() {
+			return nil
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func commandTargets(s *sizeResult) []target {
+	var rows []target
+	floor := s.bestFloor()
+	perK := func(c *cmdResult) float64 { return c.rss().median * 1000 / float64(s.pods) }
+	for _, t := range []struct {
+		id, name   string
+		wall, rssK float64
+	}{
+		{"podsync", "`podsync -A --once`", 1.25, 6},
+		{"podsync-json", "`podsync -A --once -o json`", 1.4, 10},
+	} {
+		cs := measuredAt(s, t.id)
+		if cs == nil {
+			continue
+		}
+		c := cs[0]
+		if floor != nil {
+			w := c.wall().median / floor.wall().median
+			rows = append(rows, target{fmt.Sprintf("%s wall ≤ %.2f× the floor's", t.name, t.wall),
+				fmt.Sprintf("%.2f× (%.2f s against %.2f s)", w, c.wall().median, floor.wall().median), verdict(w <= t.wall)})
+		}
+		rows = append(rows, target{fmt.Sprintf("%s peak RSS ≤ %.0f MiB per 1,000 pods", t.name, t.rssK),
+			fmt.Sprintf("%.1f (%.0f MiB)", perK(c), c.rss().median), verdict(perK(c) <= t.rssK)})
+	}
+	if cs := measuredAt(s, "podsync", "kubectl"); cs != nil {
+		p, k := cs[0].firstRow().median, cs[1].firstRow().median
+		rows = append(rows, target{"time to the first SYNC row ≤ 1.5 s and ≤ kubectl's first row",
+			fmt.Sprintf("%.2f s (kubectl %.2f s)", p, k), verdict(p <= 1.5 && p <= k)})
+	}
+	pa, okP := s.apiMemoryOf("podsync")
+	ka, okK := s.apiMemoryOf("kubectl")
+	if okP && okK {
+		rows = append(rows, target{"kube-apiserver memory added by `podsync -A --once` ≤ kubectl's",
+			fmt.Sprintf("+%.0f MiB (kubectl +%.0f MiB)", pa.addedMiB(), ka.addedMiB()), verdict(pa.addedMiB() <= ka.addedMiB())})
+	}
+	return rows
+}
+
+func churnTargets(s *sizeResult) []target {
+	var rows []target
 	for _, c := range s.churn {
-		lines = append(lines, fmt.Sprintf("churn at %g/s (%.0f/s reached) p99 %s (target ≤ 250 ms: %s), max %s (target ≤ 1 s: %s), lost %d (%s)",
-			c.Rate, c.Achieved, ms(c.P99), verdict(c.P99 <= 250*time.Millisecond), ms(c.Max), verdict(c.Max <= time.Second), c.Lost, verdict(c.Lost == 0)))
+		cpu := perUpdate(c.CPU, c.Lines)
+		rows = append(rows,
+			target{fmt.Sprintf("churn at %g/s: podsync CPU per update ≤ 0.1 ms", c.Rate),
+				fmt.Sprintf("%.3f ms (%d lines, %.0f/s reached)", cpu, c.Lines, c.Achieved), verdict(c.Lines > 0 && cpu <= 0.1)},
+			target{fmt.Sprintf("churn at %g/s: lag p99 ≤ 100 ms, max ≤ 500 ms, nothing lost", c.Rate),
+				fmt.Sprintf("p99 %s, max %s, lost %d", ms(c.P99), ms(c.Max), c.Lost),
+				verdict(c.P99 <= 100*time.Millisecond && c.Max <= 500*time.Millisecond && c.Lost == 0)})
 	}
-	if len(lines) > 0 {
-		fmt.Fprintf(b, "Targets at %d pods: %s.\n\n", s.pods, strings.Join(lines, "; "))
+	return rows
+}
+
+// growthRow is one command's peak RSS at each size of the run.
+type growthRow struct {
+	label string
+	cells []string
+	pts   []point
+}
+
+// growthRows has a row per command, in the order first measured, and one
+// for the floor of each size.
+func (r *report) growthRows() []growthRow {
+	var rows []growthRow
+	index := map[string]int{}
+	floor := growthRow{label: "floor (the fastest variant at each size)"}
+	for i, s := range r.sizes {
+		for _, c := range s.commands {
+			k, ok := index[c.cmd.id]
+			if !ok {
+				k, index[c.cmd.id] = len(rows), len(rows)
+				rows = append(rows, growthRow{label: c.cmd.label, cells: make([]string, len(r.sizes))})
+			}
+			rows[k].cells[i] = "—"
+			switch {
+			case c.measured():
+				rows[k].cells[i] = fmt.Sprintf("%.0f", c.rss().median)
+				rows[k].pts = append(rows[k].pts, point{s.pods, c.rss().median})
+			case c.skipped != "":
+				rows[k].cells[i] = "does not fit"
+			}
+		}
+		cell := "—"
+		if f := s.bestFloor(); f != nil {
+			cell = fmt.Sprintf("%.0f (%s)", f.rss().median, strings.TrimPrefix(f.cmd.label, "floor: protobuf "))
+			floor.pts = append(floor.pts, point{s.pods, f.rss().median})
+		}
+		floor.cells = append(floor.cells, cell)
 	}
+	return append(rows, floor)
+}
+
+// projection is the peak RSS at the largest size as the line through the
+// smaller sizes predicts it, and as measured.
+func projection(pts []point, largest int) (predicted, measured float64, ok bool) {
+	if len(pts) < 3 || pts[len(pts)-1].pods != largest {
+		return 0, 0, false
+	}
+	slope, icept, ok := fitPoints(pts[:len(pts)-1])
+	return icept + slope*float64(largest), pts[len(pts)-1].mib, ok
 }
 
 // writeScaling fits peak RSS = a + b·N over the sizes of this run.
@@ -214,47 +432,38 @@ func (r *report) writeScaling(b *strings.Builder) {
 	if len(r.sizes) < 2 {
 		return
 	}
-	b.WriteString("#### Memory against pod count\n\nLeast-squares line through the median peak RSS of each size: MiB per 1,000 pods and the fixed part.\n\n")
+	largest := r.sizes[len(r.sizes)-1].pods
+	b.WriteString("#### Memory against pod count\n\nLeast-squares line through the median peak RSS of each size: MiB per 1,000 pods and the fixed part; and the peak RSS at the largest size as the line through the smaller sizes projects it (needs two smaller sizes), against the measured one.\n\n")
 	b.WriteString("| command |")
 	for _, s := range r.sizes {
 		fmt.Fprintf(b, " %d pods |", s.pods)
 	}
-	b.WriteString(" MiB per 1,000 pods | fixed MiB |\n|---|")
-	for range r.sizes {
-		b.WriteString("---|")
-	}
-	b.WriteString("---|---|\n")
-	for _, c := range r.sizes[0].commands {
-		var xs, ys []float64
-		row := "| " + c.cmd.label + " |"
-		for _, s := range r.sizes {
-			sc := s.find(c.cmd.id)
-			if sc == nil {
-				row += " — |"
-				continue
-			}
-			xs, ys = append(xs, float64(s.pods)), append(ys, sc.rss().median)
-			row += fmt.Sprintf(" %.0f |", sc.rss().median)
+	fmt.Fprintf(b, " MiB per 1,000 pods | fixed MiB | projected at %d from the smaller sizes | measured |\n|---|", largest)
+	b.WriteString(strings.Repeat("---|", len(r.sizes)+4) + "\n")
+	var verdicts []string
+	for _, row := range r.growthRows() {
+		slope, icept, ok := fitPoints(row.pts)
+		fitCells := "— | —"
+		if ok {
+			fitCells = fmt.Sprintf("%.1f | %.0f", slope*1000, icept)
 		}
-		slope, icept := fit(xs, ys)
-		fmt.Fprintf(b, "%s %.1f | %.0f |\n", row, slope*1000, icept)
+		projCells := "— | —"
+		if p, m, ok := projection(row.pts, largest); ok {
+			projCells = fmt.Sprintf("%.0f | %.0f (%+.0f%%)", p, m, 100*(m-p)/math.Max(p, 1))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", row.label, strings.Join(row.cells, " | "), fitCells, projCells)
+		if limit, has := growthTargets[row.label]; has && ok {
+			verdicts = append(verdicts, fmt.Sprintf("%s grows %.1f MiB per 1,000 pods (target ≤ %.0f: %s)", row.label, slope*1000, limit, verdict(slope*1000 <= limit)))
+		}
 	}
 	b.WriteString("\n")
+	if len(verdicts) > 0 {
+		fmt.Fprintf(b, "Growth targets (issue 16): %s.\n\n", strings.Join(verdicts, "; "))
+	}
 }
 
-func fit(xs, ys []float64) (slope, intercept float64) {
-	n := float64(len(xs))
-	if n < 2 {
-		return 0, 0
-	}
-	var sx, sy, sxx, sxy float64
-	for i := range xs {
-		sx, sy, sxx, sxy = sx+xs[i], sy+ys[i], sxx+xs[i]*xs[i], sxy+xs[i]*ys[i]
-	}
-	d := n*sxx - sx*sx
-	if d == 0 {
-		return 0, 0
-	}
-	slope = (n*sxy - sx*sy) / d
-	return slope, (sy - slope*sx) / n
+// growthTargets are issue 16's MiB per 1,000 pods, by command label.
+var growthTargets = map[string]float64{
+	"`kubectl podsync -A --once`":         6,
+	"`kubectl podsync -A --once -o json`": 10,
 }

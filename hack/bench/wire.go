@@ -18,7 +18,11 @@ type wireSizes struct {
 
 const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
-func measureWire(ctx context.Context, cfg *rest.Config) (wireSizes, error) {
+// measureWire has no client timeout but one that grows with the pods: a
+// JSON LIST of 150,000 pods is more than a GB.
+func measureWire(ctx context.Context, cfg *rest.Config, pods int) (wireSizes, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = 0
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return wireSizes{}, fmt.Errorf("clientset: %w", err)
@@ -34,7 +38,7 @@ func measureWire(ctx context.Context, cfg *rest.Config) (wireSizes, error) {
 		{&w.TableMetadata, tableAccept, "Metadata"},
 		{&w.TableNone, tableAccept, "None"},
 	} {
-		n, err := listBytes(ctx, cs, f.accept, f.param)
+		n, err := listBytes(ctx, cs, f.accept, f.param, 2*time.Minute+time.Duration(pods)*4*time.Millisecond)
 		if err != nil {
 			return w, err
 		}
@@ -43,8 +47,8 @@ func measureWire(ctx context.Context, cfg *rest.Config) (wireSizes, error) {
 	return w, nil
 }
 
-func listBytes(ctx context.Context, cs kubernetes.Interface, accept, include string) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+func listBytes(ctx context.Context, cs kubernetes.Interface, accept, include string, limit time.Duration) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	req := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/pods").SetHeader("Accept", accept)
 	if include != "" {

@@ -135,7 +135,13 @@ func TestRenderPartial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := func(b []byte) []byte { return b[:bytes.Index(b, []byte("  platforms:\n"))] }
+	head := func(b []byte) []byte {
+		h, _, found := bytes.Cut(b, []byte("  platforms:\n"))
+		if !found {
+			t.Fatalf("no platforms in:\n%s", b)
+		}
+		return h
+	}
 	if !bytes.Equal(head(out), head(fullOut)) {
 		t.Errorf("partial render changed the manifest before its platforms:\n%s", out)
 	}

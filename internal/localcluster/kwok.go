@@ -143,12 +143,11 @@ func readCustomStages() ([]any, error) {
 	}
 	var out []any
 	for _, name := range files {
-		f, err := customStages.Open(name)
+		data, err := customStages.ReadFile(name)
 		if err != nil {
-			return nil, fmt.Errorf("open custom stage: %w", err)
+			return nil, fmt.Errorf("read custom stage: %w", err)
 		}
-		docs, err := decodeYAMLDocs(f)
-		f.Close()
+		docs, err := decodeYAMLDocs(bytes.NewReader(data))
 		if err != nil {
 			return nil, fmt.Errorf("parse custom stage %s: %w", path.Base(name), err)
 		}

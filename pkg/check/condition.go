@@ -31,16 +31,37 @@ type Condition struct {
 	Status corev1.ConditionStatus
 }
 
-const wantConditions = "want one of ready, running, succeeded, completed, healthy, gone, condition=TYPE[=STATUS]"
+// conditionForm is how condition=... is written in usage text.
+const conditionForm = "condition=TYPE[=STATUS]"
 
-// keywords maps the lower-case names of the simple conditions to their kind.
-var keywords = map[string]Kind{
-	"ready":     KindReady,
-	"running":   KindRunning,
-	"succeeded": KindSucceeded,
-	"completed": KindCompleted,
-	"healthy":   KindHealthy,
-	"gone":      KindGone,
+// keywords is the one table of --until keywords, in the order usage text,
+// completion and the README list them; every other list derives from it.
+var keywords = []struct {
+	name string
+	kind Kind
+	// help completes "a pod satisfies it when ...".
+	help string
+}{
+	{"ready", KindReady, "its Ready condition is True"},
+	{"running", KindRunning, "its phase is Running"},
+	{"succeeded", KindSucceeded, "its phase is Succeeded"},
+	{"completed", KindCompleted, "its phase is Succeeded or Failed"},
+	{"healthy", KindHealthy, "it is ready, or its phase is Succeeded"},
+	{"gone", KindGone, "no matching pod is left"},
+}
+
+// Keywords lists the --until values in the table's order, condition=
+// last, as usage text and completion offer them.
+func Keywords() []string {
+	out := make([]string, 0, len(keywords)+1)
+	for _, k := range keywords {
+		out = append(out, k.name)
+	}
+	return append(out, conditionForm)
+}
+
+func wantConditions() string {
+	return "want one of " + strings.Join(Keywords(), ", ")
 }
 
 // knownConditionTypes lets condition=ready print as condition=Ready:
@@ -60,24 +81,16 @@ var knownConditionTypes = []corev1.PodConditionType{
 // String gives the canonical --until spelling; ParseConditions of it
 // yields the same Condition.
 func (c Condition) String() string {
-	switch c.Kind {
-	case KindReady:
-		return "ready"
-	case KindRunning:
-		return "running"
-	case KindSucceeded:
-		return "succeeded"
-	case KindCompleted:
-		return "completed"
-	case KindHealthy:
-		return "healthy"
-	case KindGone:
-		return "gone"
-	case KindPodCondition:
+	if c.Kind == KindPodCondition {
 		if c.Status == corev1.ConditionTrue {
 			return "condition=" + string(c.Type)
 		}
 		return "condition=" + string(c.Type) + "=" + string(c.Status)
+	}
+	for _, k := range keywords {
+		if k.kind == c.Kind {
+			return k.name
+		}
 	}
 	return fmt.Sprintf("Kind(%d)", int(c.Kind))
 }
@@ -130,7 +143,7 @@ func conditionStatus(pod *corev1.Pod, t corev1.PodConditionType) corev1.Conditio
 // phases that can never hold together are errors, each one line long.
 func ParseConditions(s string) ([]Condition, error) {
 	if strings.TrimSpace(s) == "" {
-		return nil, fmt.Errorf("invalid --until value %q: %s", s, wantConditions)
+		return nil, fmt.Errorf("invalid --until value %q: %s", s, wantConditions())
 	}
 	items := strings.Split(s, ",")
 	conds := make([]Condition, 0, len(items))
@@ -161,12 +174,14 @@ func FormatConditions(conds []Condition) string {
 }
 
 func parseCondition(item string) (Condition, error) {
-	if k, ok := keywords[strings.ToLower(item)]; ok {
-		return Condition{Kind: k}, nil
+	for _, k := range keywords {
+		if strings.EqualFold(item, k.name) {
+			return Condition{Kind: k.kind}, nil
+		}
 	}
 	name, rest, found := strings.Cut(item, "=")
 	if !found || !strings.EqualFold(name, "condition") {
-		return Condition{}, errors.New(wantConditions)
+		return Condition{}, errors.New(wantConditions())
 	}
 	return parsePodCondition(rest)
 }

@@ -77,31 +77,6 @@ func (r Result) podsMet() bool {
 	return r.Until != "" && r.Unsatisfied == 0 && r.Counted() >= r.MinPods && r.Rollouts == 0
 }
 
-// ExitCode maps the result to the contract's exit codes, as it stands
-// when the check ends (at --timeout, or on the --once state).
-func (r Result) ExitCode() int {
-	switch {
-	case r.State == Failed:
-		return ExitFailed
-	case r.State == Met || r.Until == "":
-		return ExitOK
-	}
-	return ExitNotMet
-}
-
-// Word is the verdict word of the summary for a check that ends now.
-func (r Result) Word() string {
-	switch {
-	case r.State == Failed:
-		return VerdictFailed
-	case r.State == Met:
-		return VerdictMet
-	case r.Until == "":
-		return VerdictDone
-	}
-	return VerdictNotMet
-}
-
 // String says in one line why the result is what it is.
 func (r Result) String() string {
 	switch {
@@ -152,7 +127,7 @@ func (f Failure) String() string {
 		fmt.Fprintf(&b, " is %s", f.Reason)
 	}
 	if f.Message != "" {
-		b.WriteString(": " + oneLine(f.Message, maxTextLen))
+		b.WriteString(": " + OneLine(f.Message, maxTextLen))
 	}
 	return b.String()
 }
@@ -222,7 +197,7 @@ func (e *Evaluator) Observe(key string, pod *corev1.Pod, initial bool) {
 }
 
 // ObserveStatus is Observe with the STATUS column kubectl shows for the
-// pod; "" falls back to the pod's phase.
+// pod, from the server's table; "" works it out with Status.
 func (e *Evaluator) ObserveStatus(key string, pod *corev1.Pod, status string, initial bool) {
 	if pod == nil {
 		e.Forget(key)
@@ -492,15 +467,15 @@ func restartCounts(pod *corev1.Pod) map[string]int32 {
 	return counts
 }
 
+// statusOf is the server's STATUS cell when the caller has it, else the
+// same word worked out here; a pod with no status at all (not even a
+// phase) is counted as Unknown rather than under an empty word.
 func statusOf(pod *corev1.Pod, status string) string {
-	switch {
-	case status != "":
-		return status
-	case pod.DeletionTimestamp != nil:
-		// What kubectl shows for a pod being deleted.
-		return "Terminating"
-	case pod.Status.Phase != "":
-		return string(pod.Status.Phase)
+	if status == "" {
+		status = Status(pod)
 	}
-	return "Unknown"
+	if status == "" {
+		return "Unknown"
+	}
+	return status
 }

@@ -163,9 +163,9 @@ func TestEvaluatorFailOn(t *testing.T) {
 		pod    *corev1.Pod
 		want   Failure // zero: no failure
 	}{
-		{"crash loop", DefaultFailOnValue, crash,
+		{"crash loop", defaultFailOn, crash,
 			Failure{Key: "k", Reason: "CrashLoopBackOff", Container: "app", Message: "back-off 10s restarting failed container"}},
-		{"image pull", DefaultFailOnValue, newPod("p", waiting("app", "ImagePullBackOff", "Back-off pulling image", 0)),
+		{"image pull", defaultFailOn, newPod("p", waiting("app", "ImagePullBackOff", "Back-off pulling image", 0)),
 			Failure{Key: "k", Reason: "ImagePullBackOff", Container: "app", Message: "Back-off pulling image"}},
 		{"init container terminated reason", "OOMKilled", newPod("p", initTerminated("init-db", "OOMKilled", 137)),
 			Failure{Key: "k", Reason: "OOMKilled", Container: "init-db"}},
@@ -173,19 +173,19 @@ func TestEvaluatorFailOn(t *testing.T) {
 			Failure{Key: "k", Reason: "Error", Container: "app"}},
 		{"matched case-insensitively", "CrashLoopBackOff", newPod("p", waiting("app", "crashloopbackoff", "", 0)),
 			Failure{Key: "k", Reason: "CrashLoopBackOff", Container: "app"}},
-		{"failed phase", DefaultFailOnValue, newPod("p", phase(corev1.PodFailed)),
+		{"failed phase", defaultFailOn, newPod("p", phase(corev1.PodFailed)),
 			Failure{Key: "k", Reason: "Failed"}},
 		{"evicted pod reason first", "Evicted,Failed", newPod("p", phase(corev1.PodFailed), podReason("Evicted", "low on memory")),
 			Failure{Key: "k", Reason: "Evicted", Message: "low on memory"}},
-		{"evicted through Failed", DefaultFailOnValue, newPod("p", phase(corev1.PodFailed), podReason("Evicted", "low on memory")),
+		{"evicted through Failed", defaultFailOn, newPod("p", phase(corev1.PodFailed), podReason("Evicted", "low on memory")),
 			Failure{Key: "k", Reason: "Failed", Message: "Evicted: low on memory"}},
 		{"reason not listed", "ImagePullBackOff", crash, Failure{}},
 		{"fail-on none", "none", crash, Failure{}},
-		{"last state is ignored", DefaultFailOnValue, newPod("p", ready(), func(p *corev1.Pod) {
+		{"last state is ignored", defaultFailOn, newPod("p", ready(), func(p *corev1.Pod) {
 			p.Status.ContainerStatuses[0].LastTerminationState.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}
 		}), Failure{}},
-		{"pod being deleted is ignored", DefaultFailOnValue, newPod("p", phase(corev1.PodFailed), deleting()), Failure{}},
-		{"healthy pod", DefaultFailOnValue, newPod("p", ready()), Failure{}},
+		{"pod being deleted is ignored", defaultFailOn, newPod("p", phase(corev1.PodFailed), deleting()), Failure{}},
+		{"healthy pod", defaultFailOn, newPod("p", ready()), Failure{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -316,7 +316,7 @@ func TestEvaluatorStatuses(t *testing.T) {
 	e := NewEvaluator(untilSpec("ready"))
 	e.ObserveStatus("d/a", newPod("a", ready()), "Running", true)
 	e.ObserveStatus("d/b", newPod("b"), "ContainerCreating", true)
-	e.Observe("d/c", newPod("c"), true)             // falls back to the phase
+	e.Observe("d/c", newPod("c"), true)             // worked out here: Pending
 	e.Observe("d/d", newPod("d", phase("")), false) // no phase at all
 	want := map[string]int{"Running": 1, "ContainerCreating": 1, "Pending": 1, "Unknown": 1}
 	if got := e.Statuses(); !reflect.DeepEqual(got, want) {
@@ -381,31 +381,23 @@ func TestResultWords(t *testing.T) {
 	tests := []struct {
 		name string
 		r    Result
-		code int
-		word string
 		text string
 	}{
-		{"met", Result{State: Met, Pods: 3, MinPods: 1, Until: "ready"}, ExitOK, "met", "all 3 matching pods satisfy ready"},
-		{"gone met", Result{State: Met, Until: "gone"}, ExitOK, "met", "no matching pod is left"},
-		{"gone pending", Result{Pods: 2, Unsatisfied: 2, Until: "gone"}, ExitNotMet, "not met", "2 matching pods are still there"},
-		{"unsatisfied", Result{Pods: 3, Unsatisfied: 1, MinPods: 1, Until: "ready"}, ExitNotMet, "not met", "1 of 3 matching pods do not satisfy ready"},
-		{"too few", Result{Pods: 1, MinPods: 3, Until: "ready"}, ExitNotMet, "not met", "1 matching pods, want at least 3 (ready)"},
-		{"no until", Result{Pods: 4}, ExitOK, "done", "4 matching pods, no failure seen"},
+		{"met", Result{State: Met, Pods: 3, MinPods: 1, Until: "ready"}, "all 3 matching pods satisfy ready"},
+		{"gone met", Result{State: Met, Until: "gone"}, "no matching pod is left"},
+		{"gone pending", Result{Pods: 2, Unsatisfied: 2, Until: "gone"}, "2 matching pods are still there"},
+		{"unsatisfied", Result{Pods: 3, Unsatisfied: 1, MinPods: 1, Until: "ready"}, "1 of 3 matching pods do not satisfy ready"},
+		{"too few", Result{Pods: 1, MinPods: 3, Until: "ready"}, "1 matching pods, want at least 3 (ready)"},
+		{"no until", Result{Pods: 4}, "4 matching pods, no failure seen"},
 		{"failed", Result{State: Failed, Until: "ready", Failure: Failure{Key: "d/a", Reason: "CrashLoopBackOff", Container: "app", Message: "back-off\n10s"}},
-			ExitFailed, "failed", `pod d/a: container "app" is CrashLoopBackOff: back-off 10s`},
-		{"failed phase", Result{State: Failed, Failure: Failure{Key: "d/a", Reason: "Failed"}}, ExitFailed, "failed", "pod d/a has phase Failed"},
-		{"evicted", Result{State: Failed, Failure: Failure{Key: "d/a", Reason: "Evicted", Message: "low memory"}}, ExitFailed, "failed", "pod d/a is Evicted: low memory"},
+			`pod d/a: container "app" is CrashLoopBackOff: back-off 10s`},
+		{"failed phase", Result{State: Failed, Failure: Failure{Key: "d/a", Reason: "Failed"}}, "pod d/a has phase Failed"},
+		{"evicted", Result{State: Failed, Failure: Failure{Key: "d/a", Reason: "Evicted", Message: "low memory"}}, "pod d/a is Evicted: low memory"},
 		{"restarts", Result{State: Failed, Failure: Failure{Key: "d/a", Reason: ReasonTooManyRestarts, Container: "app", Restarts: 3, Limit: 2}},
-			ExitFailed, "failed", `pod d/a: container "app" restarted 3 times while the check ran, more than --max-restarts 2`},
+			`pod d/a: container "app" restarted 3 times while the check ran, more than --max-restarts 2`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.r.ExitCode(); got != tt.code {
-				t.Errorf("ExitCode() = %d, want %d", got, tt.code)
-			}
-			if got := tt.r.Word(); got != tt.word {
-				t.Errorf("Word() = %q, want %q", got, tt.word)
-			}
 			if got := tt.r.String(); got != tt.text {
 				t.Errorf("String() = %q, want %q", got, tt.text)
 			}

@@ -44,7 +44,7 @@ func FuzzParseConditions(f *testing.F) {
 
 func FuzzParseReasons(f *testing.F) {
 	for _, s := range []string{
-		"none", "NONE", DefaultFailOnValue, "crashloopbackoff", "Failed,failed", "a,,b", "Bad-Reason",
+		"none", "NONE", defaultFailOn, "crashloopbackoff", "Failed,failed", "a,,b", "Bad-Reason",
 		"none,Failed", " Evicted ",
 	} {
 		f.Add(s)

@@ -6,11 +6,6 @@ import (
 	"strings"
 )
 
-// DefaultFailOnValue is the --fail-on value used with --until when the
-// flag is not given.
-const DefaultFailOnValue = "CrashLoopBackOff,ImagePullBackOff,ErrImagePull,InvalidImageName," +
-	"CreateContainerConfigError,CreateContainerError,RunContainerError,Failed"
-
 // ReasonFailed is the pseudo reason for a pod whose phase is Failed.
 const ReasonFailed = "Failed"
 
@@ -21,23 +16,44 @@ const ReasonTooManyRestarts = "TooManyRestarts"
 // so anything longer is a pasted mistake.
 const maxReasonLen = 128
 
-// DefaultFailOn returns a fresh copy of the default --fail-on reasons.
-func DefaultFailOn() []string {
-	return strings.Split(DefaultFailOnValue, ",")
+// reasons is the one table of the reasons the kubelet and controllers
+// really report, the --fail-on defaults first, in the order usage text and
+// completion show them. A user's spelling of a reason is replaced by the
+// table's, so summaries print it the way kubectl does.
+var reasons = []struct {
+	name string
+	// byDefault: fails a check with --until when --fail-on is not given.
+	byDefault bool
+}{
+	{"CrashLoopBackOff", true}, {"ImagePullBackOff", true}, {"ErrImagePull", true}, {"InvalidImageName", true},
+	{"CreateContainerConfigError", true}, {"CreateContainerError", true}, {"RunContainerError", true}, {ReasonFailed, true},
+	{"ErrImageNeverPull", false}, {"ImageInspectError", false}, {"RegistryUnavailable", false}, {"SignatureValidationFailed", false},
+	{"PreStartHookError", false}, {"PostStartHookError", false}, {"PreCreateHookError", false}, {"ContainerCannotRun", false},
+	{"CreatePodSandboxError", false}, {"ConfigPodSandboxError", false}, {"KillPodSandboxError", false},
+	{"OOMKilled", false}, {"Error", false}, {"Completed", false}, {"ContainerStatusUnknown", false}, {"DeadlineExceeded", false},
+	{"Evicted", false}, {"NodeLost", false}, {"NodeAffinity", false}, {"Shutdown", false}, {"Terminated", false},
+	{"UnexpectedAdmissionError", false}, {"OutOfcpu", false}, {"OutOfmemory", false}, {"OutOfpods", false},
 }
 
-// knownReasons are reasons the kubelet and controllers really report.
-// A user's spelling of one of them is replaced by the canonical one so
-// summaries print it the way kubectl does.
-var knownReasons = []string{
-	"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "ErrImageNeverPull",
-	"InvalidImageName", "ImageInspectError", "RegistryUnavailable", "SignatureValidationFailed",
-	"CreateContainerConfigError", "CreateContainerError", "RunContainerError",
-	"PreStartHookError", "PostStartHookError", "PreCreateHookError", "ContainerCannotRun",
-	"CreatePodSandboxError", "ConfigPodSandboxError", "KillPodSandboxError",
-	"OOMKilled", "Error", "Completed", "ContainerStatusUnknown", "DeadlineExceeded",
-	"Evicted", "NodeLost", "NodeAffinity", "Shutdown", "Terminated", "UnexpectedAdmissionError",
-	"OutOfcpu", "OutOfmemory", "OutOfpods", ReasonFailed,
+// DefaultFailOn returns a fresh list of the default --fail-on reasons.
+func DefaultFailOn() []string {
+	var out []string
+	for _, r := range reasons {
+		if r.byDefault {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
+// KnownReasons returns every reason of the table, defaults first, for
+// completion.
+func KnownReasons() []string {
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = r.name
+	}
+	return out
 }
 
 // ParseReasons parses the value of --fail-on. "none" alone (any case)
@@ -88,9 +104,9 @@ func parseReason(item string) (string, error) {
 	case !isReasonWord(item):
 		return "", fmt.Errorf("reason %q: want a word of letters and digits like CrashLoopBackOff", item)
 	}
-	for _, known := range knownReasons {
-		if strings.EqualFold(item, known) {
-			return known, nil
+	for _, known := range reasons {
+		if strings.EqualFold(item, known.name) {
+			return known.name, nil
 		}
 	}
 	return item, nil

@@ -18,7 +18,7 @@ func TestParseReasons(t *testing.T) {
 		{" Evicted , Failed ", []string{"Evicted", "Failed"}},
 		{"MyCustomReason2", []string{"MyCustomReason2"}},
 		{"outofcpu", []string{"OutOfcpu"}},
-		{DefaultFailOnValue, DefaultFailOn()},
+		{defaultFailOn, DefaultFailOn()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -80,5 +80,15 @@ func TestDefaultFailOn(t *testing.T) {
 	}
 	if FormatReasons(nil) != "none" {
 		t.Errorf("FormatReasons(nil) = %q, want none", FormatReasons(nil))
+	}
+}
+
+// defaultFailOn is the default --fail-on value as the contract writes it.
+const defaultFailOn = "CrashLoopBackOff,ImagePullBackOff,ErrImagePull,InvalidImageName," +
+	"CreateContainerConfigError,CreateContainerError,RunContainerError,Failed"
+
+func TestDefaultFailOnIsTheContracts(t *testing.T) {
+	if got := FormatReasons(DefaultFailOn()); got != defaultFailOn {
+		t.Errorf("default --fail-on %s, the contract says %s", got, defaultFailOn)
 	}
 }

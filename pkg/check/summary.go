@@ -5,25 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"sort"
 	"strings"
 	"time"
 )
-
-// Verdict words of the summary.
-const (
-	VerdictMet    = "met"
-	VerdictNotMet = "not met"
-	VerdictFailed = "failed"
-	// VerdictDone is for runs without --until that ended as asked.
-	VerdictDone = "done"
-	// VerdictInterrupted is for runs ended by SIGINT or SIGTERM.
-	VerdictInterrupted = "interrupted"
-)
-
-// eventKinds are always shown, in this order, even when zero.
-var eventKinds = []string{"SYNC", "ADD", "UPDATE", "GONE"}
 
 // maxTextLen bounds one message in the text summary; termination
 // messages can be kilobytes long. JSON keeps them whole.
@@ -33,13 +20,15 @@ const maxTextLen = 300
 // fills it: Pods and Statuses from the Evaluator, Events from its own
 // counters, and Unsatisfied only when the check failed (exit 3 or 4).
 type Summary struct {
-	Verdict     string
-	ExitCode    int
-	Duration    time.Duration
-	Pods        int
-	Statuses    map[string]int // pods per STATUS column
-	Events      map[string]int // messages per event kind: SYNC, ADD, UPDATE, GONE
-	Reason      string         // one line: why the check ended this way
+	Verdict  string
+	ExitCode int
+	Duration time.Duration
+	Pods     int
+	Statuses map[string]int // pods per STATUS column
+	Events   map[string]int // messages per event kind
+	// EventKinds are the kinds always shown, in this order, even at zero.
+	EventKinds  []string
+	Reason      string // one line: why the check ended this way
 	Unsatisfied []PodExplanation
 	// Omitted counts unsatisfied pods left out of Unsatisfied, so a
 	// caller can cap the explanations for huge selections.
@@ -85,8 +74,8 @@ func (s Summary) WriteJSON(w io.Writer) error {
 		ExitCode:        s.ExitCode,
 		DurationSeconds: math.Round(s.Duration.Seconds()*1000) / 1000,
 		Pods:            s.Pods,
-		Statuses:        copyCounts(s.Statuses),
-		Events:          withEventKinds(s.Events),
+		Statuses:        withKinds(s.Statuses, nil),
+		Events:          withKinds(s.Events, s.EventKinds),
 		Reason:          s.Reason,
 		Unsatisfied:     s.Unsatisfied,
 		Omitted:         s.Omitted,
@@ -112,12 +101,12 @@ func (s Summary) WriteJSON(w io.Writer) error {
 // with other stderr lines.
 func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Verdict:  %s (exit %d) after %s\n", s.Verdict, s.ExitCode, roundDuration(s.Duration))
+	fmt.Fprintf(&b, "Verdict:  %s (exit %d) after %s\n", s.Verdict, s.ExitCode, RoundDuration(s.Duration))
 	if s.Reason != "" {
-		fmt.Fprintf(&b, "Reason:   %s\n", oneLine(s.Reason, maxTextLen))
+		fmt.Fprintf(&b, "Reason:   %s\n", OneLine(s.Reason, maxTextLen))
 	}
 	fmt.Fprintf(&b, "Pods:     %d matched%s\n", s.Pods, statusList(s.Statuses))
-	fmt.Fprintf(&b, "Events:   %s\n", eventList(s.Events))
+	fmt.Fprintf(&b, "Events:   %s\n", eventList(s.Events, s.EventKinds))
 	for i := range s.Unsatisfied {
 		writePod(&b, &s.Unsatisfied[i])
 	}
@@ -157,7 +146,7 @@ func writePod(b *strings.Builder, p *PodExplanation) {
 		if age == "" {
 			age = "<unknown>"
 		}
-		fmt.Fprintf(b, "    %s ago  %s  %s  x%d  %s\n", age, ev.Type, ev.Reason, ev.Count, oneLine(ev.Message, maxTextLen))
+		fmt.Fprintf(b, "    %s ago  %s  %s  x%d  %s\n", age, ev.Type, ev.Reason, ev.Count, OneLine(ev.Message, maxTextLen))
 	}
 }
 
@@ -179,7 +168,7 @@ func writeContainer(b *strings.Builder, c *ContainerExplanation) {
 
 // reasonText renders " (Reason: message)" or nothing.
 func reasonText(reason, message string) string {
-	message = oneLine(message, maxTextLen)
+	message = OneLine(message, maxTextLen)
 	switch {
 	case reason != "" && message != "":
 		return " (" + reason + ": " + message + ")"
@@ -208,11 +197,11 @@ func statusList(counts map[string]int) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-// eventList renders the four kinds in stream order, then any others.
-func eventList(counts map[string]int) string {
-	all := withEventKinds(counts)
+// eventList renders the kinds in their order, then any others.
+func eventList(counts map[string]int, kinds []string) string {
+	all := withKinds(counts, kinds)
 	parts := make([]string, 0, len(all))
-	for _, k := range eventKinds {
+	for _, k := range kinds {
 		parts = append(parts, fmt.Sprintf("%s %d", k, all[k]))
 		delete(all, k)
 	}
@@ -227,37 +216,31 @@ func eventList(counts map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func withEventKinds(counts map[string]int) map[string]int {
-	out := copyCounts(counts)
-	for _, k := range eventKinds {
+func withKinds(counts map[string]int, kinds []string) map[string]int {
+	out := make(map[string]int, len(counts)+len(kinds))
+	maps.Copy(out, counts)
+	for _, k := range kinds {
 		out[k] += 0
 	}
 	return out
 }
 
-func copyCounts(counts map[string]int) map[string]int {
-	out := make(map[string]int, len(counts)+len(eventKinds))
-	for k, v := range counts {
-		out[k] = v
-	}
-	return out
-}
-
-// roundDuration keeps a tenth of a second: enough for people, and
-// stable in tests.
-func roundDuration(d time.Duration) time.Duration {
+// RoundDuration keeps a tenth of a second (milliseconds below one
+// second): enough for people, and stable in tests.
+func RoundDuration(d time.Duration) time.Duration {
 	if d < time.Second {
 		return d.Round(time.Millisecond)
 	}
 	return d.Round(100 * time.Millisecond)
 }
 
-// oneLine folds whitespace (termination messages are often multi-line
-// logs) and cuts the text to max runes.
-func oneLine(s string, limit int) string {
+// OneLine folds whitespace (termination messages are often multi-line
+// logs, errors wrap server answers) and cuts the text to limit runes; a
+// limit of 0 keeps it whole.
+func OneLine(s string, limit int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
-	if len(r) <= limit {
+	if limit <= 0 || len(r) <= limit {
 		return s
 	}
 	return string(r[:limit-1]) + "…"

@@ -35,6 +35,9 @@ func crashPod() *corev1.Pod {
 		})
 }
 
+// kinds are the message kinds as the run lists them.
+var kinds = []string{"SYNC", "ADD", "UPDATE", "GONE"}
+
 func TestExplainEvents(t *testing.T) {
 	micro := corev1.Event{Reason: "New", Type: "Normal", EventTime: metav1.NewMicroTime(now.Add(-10 * time.Second))}
 	series := corev1.Event{Reason: "Series", Type: "Warning", Series: &corev1.EventSeries{
@@ -134,12 +137,13 @@ func failedSummary() Summary {
 			LastTimestamp: metav1.NewTime(now.Add(-2 * time.Minute))},
 	}
 	return Summary{
-		Verdict:     VerdictFailed,
-		ExitCode:    ExitFailed,
+		Verdict:     "failed",
+		ExitCode:    4,
 		Duration:    2140 * time.Millisecond,
 		Pods:        3,
 		Statuses:    map[string]int{"Running": 2, "CrashLoopBackOff": 1},
 		Events:      map[string]int{"SYNC": 3, "UPDATE": 5},
+		EventKinds:  kinds,
 		Reason:      `pod default/web-1: container "app" is CrashLoopBackOff: back-off 10s restarting failed container=app`,
 		Unsatisfied: []PodExplanation{ExplainAt(now, crashPod(), mustConditions("ready"), events)},
 		Omitted:     2,
@@ -172,7 +176,7 @@ Pod default/web-1 is not satisfied:
 
 func TestWriteTextMet(t *testing.T) {
 	var buf bytes.Buffer
-	s := Summary{Verdict: VerdictMet, Duration: 350 * time.Millisecond, Events: map[string]int{"SYNC": 1, "RELIST": 2}}
+	s := Summary{Verdict: "met", Duration: 350 * time.Millisecond, Events: map[string]int{"SYNC": 1, "RELIST": 2}, EventKinds: kinds}
 	if err := s.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +194,7 @@ func TestWriteTextLongMessage(t *testing.T) {
 		p.Status.ContainerStatuses[0].State.Terminated.Message = strings.Repeat("line of log\n", 100)
 	})
 	var buf bytes.Buffer
-	s := Summary{Verdict: VerdictNotMet, ExitCode: ExitNotMet, Unsatisfied: []PodExplanation{ExplainAt(now, pod, nil, nil)}}
+	s := Summary{Verdict: "not met", ExitCode: 3, Unsatisfied: []PodExplanation{ExplainAt(now, pod, nil, nil)}}
 	if err := s.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +245,7 @@ func TestWriteJSON(t *testing.T) {
 
 func TestWriteJSONEmpty(t *testing.T) {
 	var buf bytes.Buffer
-	if err := (Summary{Verdict: VerdictDone}).WriteJSON(&buf); err != nil {
+	if err := (Summary{Verdict: "done", EventKinds: kinds}).WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"verdict":"done","exitCode":0,"durationSeconds":0,"pods":0,"statuses":{},"events":{"ADD":0,"GONE":0,"SYNC":0,"UPDATE":0},"unsatisfied":[]}` + "\n"

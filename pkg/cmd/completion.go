@@ -21,8 +21,8 @@ const completionTimeout = 5 * time.Second
 func (o *Options) registerCompletions(c *cobra.Command) {
 	c.ValidArgsFunction = o.completePods
 	fixed := map[string][]string{
-		"until":   {"ready", "running", "succeeded", "completed", "healthy", "gone", "condition="},
-		"fail-on": append(check.DefaultFailOn(), "none"),
+		"until":   untilCompletions(),
+		"fail-on": append(check.KnownReasons(), "none"),
 		"color":   {"auto", "always", "never"},
 	}
 	for name, values := range fixed {
@@ -32,6 +32,14 @@ func (o *Options) registerCompletions(c *cobra.Command) {
 	_ = c.RegisterFlagCompletionFunc("context", o.completeContexts)
 	_ = c.RegisterFlagCompletionFunc("cluster", o.completeClusters)
 	_ = c.RegisterFlagCompletionFunc("user", o.completeUsers)
+}
+
+// untilCompletions offers the --until keywords, and condition= to be
+// completed by hand.
+func untilCompletions() []string {
+	words := check.Keywords()
+	words[len(words)-1] = "condition="
+	return words
 }
 
 // completeList completes the last item of a comma-separated list, leaving

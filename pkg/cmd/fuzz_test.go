@@ -11,18 +11,19 @@ import (
 
 // FuzzDurationFlags feeds any text to --timeout and --resync, the way the
 // command reads them (pflag, then Validate's checks): a value is accepted
-// exactly when Go parses it as a duration that is not negative, and a
-// refusal is a usage error (exit 2) on one line.
+// exactly when Go parses it as a duration that is not negative (for
+// --resync: 0, or at least a second), and a refusal is a usage error
+// (exit 2) on one line.
 func FuzzDurationFlags(f *testing.F) {
 	for _, s := range []string{"0", "5s", "1m30s", "-1s", "1y", "10", "", " 5s", "1.5h", "9223372036854775807ns",
-		"9999999999h", "5x", "+5s", "-0", ".5s", "1e3s", "\n5s"} {
+		"9999999999h", "5x", "+5s", "-0", ".5s", "1e3s", "\n5s", "1ns", "999ms", "1s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		want, perr := time.ParseDuration(s)
 		for _, flag := range []string{"timeout", "resync"} {
 			err := parseDurationFlag(flag, s)
-			accepted := perr == nil && want >= 0
+			accepted := perr == nil && want >= 0 && (flag != "resync" || want == 0 || want >= minResync)
 			switch {
 			case accepted && err != nil:
 				t.Fatalf("--%s=%q refused: %v", flag, s, err)

@@ -1,5 +1,6 @@
-// Package cmd is the `kubectl podsync` command: its flags, their validation,
-// and the run that wires the source, the controller and the output together.
+// Package cmd is the `kubectl podsync` command: its flags, their
+// validation into a podsync.Config, and the exit code of the outcome. The
+// run itself is pkg/podsync.
 package cmd
 
 import (
@@ -8,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/version"
 )
 
@@ -40,6 +41,14 @@ const example = `  # Watch the pods of the current namespace: SYNC for each exis
   # CI: wait until every app=web pod is ready, fail fast on a crash loop
   kubectl podsync -l app=web --until ready --timeout 5m`
 
+// Bounds of the numeric flags: beyond them a value is a mistake, not a
+// choice (a thousand workers on one queue, a resync that spins).
+const (
+	maxWorkers = 64
+	maxRetries = 100
+	minResync  = time.Second
+)
+
 // Options holds every flag of the command and what Complete derives.
 type Options struct {
 	configFlags *genericclioptions.ConfigFlags
@@ -57,14 +66,17 @@ type Options struct {
 	color         string
 	once          bool
 	timeout       time.Duration
-	checkFlags    check.Flags
+	until         string
+	failOn        string
+	minPods       optionalCount
+	maxRestarts   optionalCount
 	klogFlags     *flag.FlagSet
 
 	// Set by Complete and Validate.
-	namespace  string
-	restConfig *rest.Config
-	spec       check.Spec
-	writer     *output.Writer
+	untilSet, failOnSet bool
+	namespace           string
+	restConfig          *rest.Config
+	config              podsync.Config
 }
 
 // NewOptions returns options with the contract's defaults.
@@ -76,7 +88,6 @@ func NewOptions(streams genericiooptions.IOStreams) *Options {
 		workers:     1,
 		maxRetries:  5,
 		color:       "auto",
-		checkFlags:  check.Flags{MinPods: check.Unset, MaxRestarts: check.Unset},
 	}
 }
 
@@ -119,17 +130,17 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "Watch pods in every namespace; the table gains a NAMESPACE column.")
 	f.StringVarP(&o.labelSelector, "selector", "l", "", "Label selector, applied by the server (e.g. -l app=web,tier!=cache).")
 	f.StringVar(&o.fieldSelector, "field-selector", "", "Field selector, applied by the server (e.g. --field-selector status.phase=Running).")
-	f.BoolVar(&o.watchOnly, "watch-only", false, "Do not print SYNC messages for the pods of the initial list.")
-	f.IntVar(&o.workers, "workers", o.workers, "Workers taking pod keys from the rate-limited queue.")
-	f.IntVar(&o.maxRetries, "max-retries", o.maxRetries, "Failed attempts for one pod key before it is dropped with an error.")
-	f.DurationVar(&o.resync, "resync", 0, "Informer resync period (0: none). Resyncs of unchanged pods print nothing.")
+	f.BoolVar(&o.watchOnly, "watch-only", false, "Do not print SYNC messages for the pods of the initial list; every change after the list is still printed.")
+	f.IntVar(&o.workers, "workers", o.workers, fmt.Sprintf("Workers taking pod keys from the rate-limited queue (1 to %d).", maxWorkers))
+	f.IntVar(&o.maxRetries, "max-retries", o.maxRetries, fmt.Sprintf("Failed attempts of one pod key's work before it is dropped with an error (1 to %d).", maxRetries))
+	f.DurationVar(&o.resync, "resync", 0, "Informer resync period (0: none; else at least 1s). Resyncs of unchanged pods print nothing.")
 	f.StringVar(&o.color, "color", o.color, "Colour the EVENT column: auto (only on a terminal, never with NO_COLOR), always or never.")
 	f.BoolVar(&o.once, "once", false, "Print the current state (SYNC messages) and exit; with --until, judge it once.")
 	f.DurationVar(&o.timeout, "timeout", 0, "Stop after this long (0: never). With --until not yet met, exit 3.")
-	f.StringVar(&o.checkFlags.Until, "until", "", "Exit 0 once every matching pod satisfies every condition: ready, running, succeeded, completed, healthy, gone, condition=TYPE[=STATUS].")
-	f.IntVar(&o.checkFlags.MinPods, "min-pods", check.Unset, "With --until: how many pods must match (default 1, 0 for gone).")
-	f.StringVar(&o.checkFlags.FailOn, "fail-on", "", "Exit 4 at once when a matching pod shows one of these reasons (default with --until: "+check.FormatReasons(check.DefaultFailOn())+"; none turns it off).")
-	f.IntVar(&o.checkFlags.MaxRestarts, "max-restarts", check.Unset, "With --until: exit 4 when a container restarts more than this many times while the check runs.")
+	f.StringVar(&o.until, "until", "", "Exit 0 once every matching pod satisfies every condition: "+joinWords(check.Keywords())+".")
+	f.Var(&o.minPods, "min-pods", "With --until: how many pods must match; when not given, 1 (0 for gone).")
+	f.StringVar(&o.failOn, "fail-on", "", "Exit 4 at once when a matching pod shows one of these reasons (default with --until: "+check.FormatReasons(check.DefaultFailOn())+"; none turns it off).")
+	f.Var(&o.maxRestarts, "max-restarts", "With --until: exit 4 when a container restarts more than this many times while the check runs; when not given, restarts are not counted.")
 	o.klogFlags = flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(o.klogFlags)
 	f.AddGoFlag(o.klogFlags.Lookup("v"))
@@ -139,12 +150,9 @@ func (o *Options) AddFlags(c *cobra.Command) {
 // Complete reads the kubeconfig (no request is made) and derives the rest.
 func (o *Options) Complete(c *cobra.Command, args []string) error {
 	o.names = args
-	o.checkFlags.UntilSet = c.Flags().Changed("until")
-	o.checkFlags.FailOnSet = c.Flags().Changed("fail-on")
+	o.untilSet = c.Flags().Changed("until")
+	o.failOnSet = c.Flags().Changed("fail-on")
 	o.quietKlog(c)
-	if err := negativeCounts(c); err != nil {
-		return err
-	}
 	ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return usageError("kubeconfig: %s", oneLine(err))
@@ -161,19 +169,6 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 		return err
 	}
 	o.restConfig = cfg
-	return nil
-}
-
-// negativeCounts refuses --min-pods and --max-restarts below 0. Their
-// "not given" value is check.Unset (-1), so a -1 typed by the user must
-// be caught here, where the flag set knows it was given.
-func negativeCounts(c *cobra.Command) error {
-	for _, name := range []string{"min-pods", "max-restarts"} {
-		f := c.Flags().Lookup(name)
-		if f != nil && f.Changed && strings.HasPrefix(f.Value.String(), "-") {
-			return usageError("invalid --%s %s: must be 0 or more", name, f.Value.String())
-		}
-	}
 	return nil
 }
 
@@ -196,7 +191,8 @@ func (o *Options) quietKlog(c *cobra.Command) {
 	klog.SetOutput(io.Discard)
 }
 
-// Validate checks every value before any cluster call.
+// Validate checks every value before any cluster call and builds the run's
+// Config.
 func (o *Options) Validate() error {
 	if o.allNamespaces && len(o.names) > 0 {
 		return usageError("pod names cannot be used with --all-namespaces: a name is only unique within one namespace")
@@ -210,13 +206,20 @@ func (o *Options) Validate() error {
 	if err := o.validateNumbers(); err != nil {
 		return err
 	}
-	spec, err := o.checkFlags.Spec()
+	if o.once && o.watchOnly {
+		return usageError("--once prints the initial list and --watch-only hides it: use one of them")
+	}
+	spec, err := o.checkFlags().Spec()
 	if err != nil {
 		return usageError("%s", oneLine(err))
 	}
-	o.spec = spec
-	if o.once && o.watchOnly {
-		return usageError("--once prints the initial list and --watch-only hides it: use one of them")
+	sortBy := *o.printFlags.HumanReadableFlags.SortBy
+	if sortBy != "" {
+		if err := podsync.ValidSortBy(sortBy); err != nil {
+			return usageError("%s", oneLine(err))
+		}
+		// The writer prints one row at a time: the run sorts the list.
+		*o.printFlags.HumanReadableFlags.SortBy = ""
 	}
 	w, err := output.New(output.Options{
 		PrintFlags: o.printFlags, AllNamespaces: o.allNamespaces, WatchOnly: o.watchOnly,
@@ -225,18 +228,35 @@ func (o *Options) Validate() error {
 	if err != nil {
 		return usageError("%s", oneLine(err))
 	}
-	o.writer = w
+	o.config = podsync.Config{
+		Scope: podsync.Scope{Namespace: o.namespace, AllNamespaces: o.allNamespaces,
+			LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, Names: o.names},
+		Output: w, Stdout: o.Out, ErrOut: o.ErrOut,
+		JSONSummary: w.Shape() == output.Event && *o.printFlags.OutputFormat == "json",
+		Check:       spec, Once: o.once, Timeout: o.timeout,
+		Workers: o.workers, MaxRetries: o.maxRetries, Resync: o.resync,
+		WatchOnly: o.watchOnly, SortBy: sortBy,
+		KeepManagedFields: o.printFlags.JSONYamlPrintFlags.ShowManagedFields && w.Shape() != output.Table,
+		RequestTimeout:    o.restConfig.Timeout,
+	}
 	return nil
+}
+
+func (o *Options) checkFlags() check.Flags {
+	return check.Flags{
+		Until: o.until, UntilSet: o.untilSet, FailOn: o.failOn, FailOnSet: o.failOnSet,
+		MinPods: o.minPods.value(), MaxRestarts: o.maxRestarts.value(),
+	}
 }
 
 func (o *Options) validateNumbers() error {
 	switch {
-	case o.workers < 1:
-		return usageError("invalid --workers %d: must be at least 1", o.workers)
-	case o.maxRetries < 1:
-		return usageError("invalid --max-retries %d: must be at least 1", o.maxRetries)
-	case o.resync < 0:
-		return usageError("invalid --resync %s: must not be negative", o.resync)
+	case o.workers < 1 || o.workers > maxWorkers:
+		return usageError("invalid --workers %d: must be from 1 to %d", o.workers, maxWorkers)
+	case o.maxRetries < 1 || o.maxRetries > maxRetries:
+		return usageError("invalid --max-retries %d: must be from 1 to %d", o.maxRetries, maxRetries)
+	case o.resync < 0 || o.resync > 0 && o.resync < minResync:
+		return usageError("invalid --resync %s: must be 0 (none) or at least %s", o.resync, minResync)
 	case o.timeout < 0:
 		return usageError("invalid --timeout %s: must not be negative", o.timeout)
 	}
@@ -247,9 +267,14 @@ func (o *Options) validateNumbers() error {
 	return usageError("invalid --color %q: want auto, always or never", o.color)
 }
 
-// oneLine keeps an error to the single line the contract promises.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
+// Run runs the check or stream against the kubeconfig's cluster.
+func (o *Options) Run(ctx context.Context) error {
+	clients, err := podsync.NewClients(o.restConfig)
+	if err != nil {
+		return err
+	}
+	out := podsync.Run(ctx, o.config, podsync.Cluster{Clients: clients})
+	return outcomeError(out)
 }
 
 // Execute runs the command with args and returns the process exit code.
@@ -261,7 +286,7 @@ func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	c.SetErr(streams.ErrOut)
 	err := c.ExecuteContext(ctx)
 	if err != nil && !errors.Is(err, errSilent) {
-		fmt.Fprintf(streams.ErrOut, "error: %s\n", err)
+		fmt.Fprintf(streams.ErrOut, "error: %s\n", oneLine(err))
 	}
 	return ExitCode(err)
 }

@@ -1,6 +1,8 @@
 // Package controller turns a pod informer into a stream of messages: an
 // informer (list + watch, indexer cache) feeds a rate-limited workqueue of
-// pod keys, and workers turn each key into SYNC, ADD, UPDATE or GONE.
+// pod keys, and workers turn each key into SYNC, ADD, UPDATE or GONE, then
+// do the key's own work (a diagnosis), retrying that work with rate
+// limiting.
 package controller
 
 import (
@@ -10,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -18,21 +19,37 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
-// Handler receives the messages of one processed key, in order. An error
-// makes the key be retried with rate limiting.
-type Handler func(ctx context.Context, msgs []Message) error
+// Deliver hands the messages of one key, in order, to the consumer. It
+// returns an error only when the run is ending and nothing more will be
+// taken; a message is delivered once, never again on a retry.
+type Deliver func(ctx context.Context, msgs []Message) error
+
+// Work is a key's own work once its messages are delivered, given the
+// newest state delivered for it (nil when the pod is gone). An error sends
+// the key back to the rate-limited queue, until MaxRetries attempts.
+type Work func(ctx context.Context, key cache.ObjectName, row *source.PodRow) error
 
 // Options configure a Controller.
 type Options struct {
 	ListerWatcher cache.ListerWatcher
-	Handler       Handler
-	Workers       int
-	MaxRetries    int
-	Resync        time.Duration
+	Deliver       Deliver
+	// Work is optional.
+	Work       Work
+	Workers    int
+	MaxRetries int
+	Resync     time.Duration
+	// HideSync says SYNC messages are not shown (--watch-only): a change
+	// folded into a SYNC is then delivered as an UPDATE of its own after
+	// the SYNC, rather than lost inside it.
+	HideSync bool
+	// KeepManagedFields keeps managedFields in the cache
+	// (--show-managed-fields); they are stripped otherwise.
+	KeepManagedFields bool
 	// RateLimiter defaults to client-go's controller rate limiter.
-	RateLimiter workqueue.TypedRateLimiter[string]
-	// OnDrop hears about keys given up after MaxRetries failures.
-	OnDrop func(key string, err error)
+	RateLimiter workqueue.TypedRateLimiter[cache.ObjectName]
+	// OnDrop hears about keys whose work was given up after MaxRetries
+	// failed attempts.
+	OnDrop func(key cache.ObjectName, err error)
 }
 
 // Controller owns the informer, the queue and the workers.
@@ -40,42 +57,49 @@ type Controller struct {
 	opts     Options
 	indexer  cache.Indexer
 	informer cache.Controller
-	queue    workqueue.TypedRateLimitingInterface[string]
+	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
 
 	mu sync.Mutex
 	// pending holds, per key, what the next message must report.
-	pending map[string]*pending
-	// initial holds the keys of the initial list not yet fully processed.
-	initial     map[string]struct{}
+	pending map[cache.ObjectName]*pending
+	// retry holds the keys whose work failed and is due again.
+	retry map[cache.ObjectName]*source.PodRow
+	// initial holds the keys of the initial list not yet delivered.
+	initial     map[cache.ObjectName]struct{}
 	synced      bool
 	initialDone chan struct{}
 }
 
 // New builds a Controller; call Run to start it.
 func New(opts Options) (*Controller, error) {
-	if opts.ListerWatcher == nil || opts.Handler == nil {
-		return nil, errors.New("controller: a ListerWatcher and a Handler are required")
+	if opts.ListerWatcher == nil || opts.Deliver == nil {
+		return nil, errors.New("controller: a ListerWatcher and a Deliver func are required")
 	}
 	if opts.Workers < 1 || opts.MaxRetries < 1 {
 		return nil, fmt.Errorf("controller: workers (%d) and max retries (%d) must be at least 1", opts.Workers, opts.MaxRetries)
 	}
 	if opts.RateLimiter == nil {
-		opts.RateLimiter = workqueue.DefaultTypedControllerRateLimiter[string]()
+		opts.RateLimiter = workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()
 	}
 	c := &Controller{
 		opts:        opts,
-		pending:     map[string]*pending{},
-		initial:     map[string]struct{}{},
+		pending:     map[cache.ObjectName]*pending{},
+		retry:       map[cache.ObjectName]*source.PodRow{},
+		initial:     map[cache.ObjectName]struct{}{},
 		initialDone: make(chan struct{}),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(opts.RateLimiter,
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods"}),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "pods"}),
+	}
+	transform := source.StripManagedFields
+	if opts.KeepManagedFields {
+		transform = nil
 	}
 	store, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: opts.ListerWatcher,
 		ObjectType:    &source.PodRow{},
 		ResyncPeriod:  opts.Resync,
 		Indexers:      cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-		Transform:     source.StripManagedFields,
+		Transform:     transform,
 		Handler: cache.ResourceEventHandlerDetailedFuncs{
 			AddFunc:    c.onAdd,
 			UpdateFunc: c.onUpdate,
@@ -90,7 +114,8 @@ func New(opts Options) (*Controller, error) {
 // Indexer is the informer's cache: the pods that match now.
 func (c *Controller) Indexer() cache.Indexer { return c.indexer }
 
-// InitialDone is closed once every pod of the initial list has been handled.
+// InitialDone is closed once every pod of the initial list has been
+// delivered.
 func (c *Controller) InitialDone() <-chan struct{} { return c.initialDone }
 
 // Run starts the informer, waits for its first list, then runs the workers
@@ -123,39 +148,58 @@ func (c *Controller) Run(ctx context.Context) error {
 func (c *Controller) onAdd(obj interface{}, isInInitialList bool) {
 	row, ok := obj.(*source.PodRow)
 	if !ok {
+		utilruntime.HandleError(fmt.Errorf("pod informer added a %T", obj))
 		return
 	}
-	kind := Add
+	p := &pending{kind: Add, row: row}
 	if isInInitialList {
-		kind = Sync
+		p.kind, p.listed = Sync, row
 	}
-	c.record(key(row), &pending{kind: kind}, isInInitialList)
+	c.record(nameOf(row), p, isInInitialList)
 }
 
 func (c *Controller) onUpdate(oldObj, newObj interface{}) {
 	oldRow, ok1 := oldObj.(*source.PodRow)
 	newRow, ok2 := newObj.(*source.PodRow)
-	// Resyncs and relists repeat objects that did not change: say nothing.
-	if !ok1 || !ok2 || oldRow.Pod.ResourceVersion == newRow.Pod.ResourceVersion {
+	if !ok1 || !ok2 {
+		utilruntime.HandleError(fmt.Errorf("pod informer updated a %T to a %T", oldObj, newObj))
 		return
 	}
-	c.record(key(newRow), &pending{kind: Update}, false)
+	k := nameOf(newRow)
+	switch {
+	case oldRow.Pod.UID != newRow.Pod.UID:
+		// Deleted and created again under the same name while the watch
+		// was down: the relist hands over both as one update.
+		c.record(k, &pending{kind: Gone, row: oldRow}, false)
+		c.record(k, &pending{kind: Add, row: newRow}, false)
+	case oldRow.Pod.ResourceVersion != newRow.Pod.ResourceVersion:
+		c.record(k, &pending{kind: Update, row: newRow}, false)
+	}
+	// Resyncs and relists repeat objects that did not change: say nothing.
 }
 
 func (c *Controller) onDelete(obj interface{}) {
 	// A deletion missed while the watch was down arrives as a tombstone
-	// holding the last state the cache knew.
+	// holding the last state the cache knew, if any.
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
+		row, _ := t.Obj.(*source.PodRow)
+		k, err := cache.ParseObjectName(t.Key)
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("pod tombstone %q: %w", t.Key, err))
+			return
+		}
+		c.record(k, &pending{kind: Gone, row: row}, false)
+		return
 	}
 	row, ok := obj.(*source.PodRow)
 	if !ok {
+		utilruntime.HandleError(fmt.Errorf("pod informer deleted a %T", obj))
 		return
 	}
-	c.record(key(row), &pending{kind: Gone, last: row}, false)
+	c.record(nameOf(row), &pending{kind: Gone, row: row}, false)
 }
 
-func (c *Controller) record(k string, p *pending, initial bool) {
+func (c *Controller) record(k cache.ObjectName, p *pending, initial bool) {
 	c.mu.Lock()
 	c.pending[k] = merge(c.pending[k], p)
 	if initial {
@@ -173,7 +217,7 @@ func (c *Controller) markSynced() {
 }
 
 // finishInitial notes that key k will never again be part of the initial list.
-func (c *Controller) finishInitial(k string) {
+func (c *Controller) finishInitial(k cache.ObjectName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.initial, k)
@@ -191,85 +235,86 @@ func (c *Controller) checkInitialLocked() {
 	}
 }
 
-func (c *Controller) take(k string) *pending {
+// take removes what is pending for k, and the work left to retry.
+func (c *Controller) take(k cache.ObjectName) (*pending, *source.PodRow, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.pending[k]
 	delete(c.pending, k)
-	return p
+	row, retry := c.retry[k]
+	delete(c.retry, k)
+	return p, row, retry
 }
 
-// restore puts back what a failed attempt did not report, ahead of anything
-// that happened to the key in the meantime.
-func (c *Controller) restore(k string, p *pending) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.pending[k] = merge(p, c.pending[k])
-}
-
-// processNext handles one key; the queue never hands one key to two workers
-// at once.
+// processNext handles one key: it delivers the key's messages, once, then
+// does the key's work; only the work is retried. The queue never hands one
+// key to two workers at once, so a pod's messages keep their order.
 func (c *Controller) processNext(ctx context.Context) bool {
 	k, shutdown := c.queue.Get()
 	if shutdown {
 		return false
 	}
 	defer c.queue.Done(k)
-	p := c.take(k)
-	err := c.handle(ctx, k, p)
-	switch {
-	case err == nil:
-		c.queue.Forget(k)
-		c.finishInitial(k)
-	case ctx.Err() != nil:
-		// Shutting down: nothing more will be printed.
-		c.queue.Forget(k)
-	case c.queue.NumRequeues(k)+1 >= c.opts.MaxRetries:
-		c.queue.Forget(k)
-		c.finishInitial(k)
-		if c.opts.OnDrop != nil {
-			c.opts.OnDrop(k, fmt.Errorf("dropped after %d failed attempts: %w", c.opts.MaxRetries, err))
+	p, row, retry := c.take(k)
+	msgs := messages(k, p, c.opts.HideSync)
+	if len(msgs) > 0 {
+		if err := c.opts.Deliver(ctx, msgs); err != nil {
+			c.queue.Forget(k)
+			return true // the run is ending
 		}
-	default:
-		c.restore(k, p)
-		c.queue.AddRateLimited(k)
+		row, retry = msgs[len(msgs)-1].Row, true
+		if msgs[len(msgs)-1].Kind == Gone {
+			row = nil
+		}
 	}
+	c.finishInitial(k)
+	if !retry || c.opts.Work == nil {
+		c.queue.Forget(k)
+		return true
+	}
+	c.work(ctx, k, row)
 	return true
 }
 
-func (c *Controller) handle(ctx context.Context, k string, p *pending) error {
-	msgs := c.messages(k, p)
-	if len(msgs) == 0 {
-		return nil
+func (c *Controller) work(ctx context.Context, k cache.ObjectName, row *source.PodRow) {
+	err := c.opts.Work(ctx, k, row)
+	switch {
+	case err == nil || ctx.Err() != nil:
+		c.queue.Forget(k)
+	case c.queue.NumRequeues(k)+1 >= c.opts.MaxRetries:
+		c.queue.Forget(k)
+		if c.opts.OnDrop != nil {
+			c.opts.OnDrop(k, fmt.Errorf("gave up after %d failed attempts: %w", c.opts.MaxRetries, err))
+		}
+	default:
+		c.mu.Lock()
+		if _, newer := c.pending[k]; !newer {
+			c.retry[k] = row
+		}
+		c.mu.Unlock()
+		c.queue.AddRateLimited(k)
 	}
-	return c.opts.Handler(ctx, msgs)
 }
 
-// messages turns what is pending for k into messages, reading the newest
-// state from the cache.
-func (c *Controller) messages(k string, p *pending) []Message {
+// messages turns what is pending for k into messages: the GONE of earlier
+// incarnations first, then the current one. A SYNC that is not shown
+// (HideSync) and had changes folded into it is followed by an UPDATE with
+// the newest state, so that the change is not hidden with it.
+func messages(k cache.ObjectName, p *pending, hideSync bool) []Message {
 	if p == nil {
 		return nil
 	}
-	msgs := make([]Message, 0, len(p.gone)+1)
+	msgs := make([]Message, 0, len(p.gone)+2)
 	for _, row := range p.gone {
 		msgs = append(msgs, Message{Kind: Gone, Key: k, Row: row})
 	}
-	if p.kind == Gone {
-		return append(msgs, Message{Kind: Gone, Key: k, Row: p.last})
+	if p.kind == Sync && hideSync && p.listed != p.row {
+		msgs = append(msgs, Message{Kind: Sync, Key: k, Row: p.listed})
+		return append(msgs, Message{Kind: Update, Key: k, Row: p.row})
 	}
-	obj, exists, err := c.indexer.GetByKey(k)
-	if err != nil || !exists {
-		// Deleted since: the delete handler has queued the key again.
-		return msgs
-	}
-	return append(msgs, Message{Kind: p.kind, Key: k, Row: obj.(*source.PodRow)})
+	return append(msgs, Message{Kind: p.kind, Key: k, Row: p.row})
 }
 
-func key(obj runtime.Object) string {
-	k, err := cache.MetaNamespaceKeyFunc(obj)
-	if err != nil {
-		utilruntime.HandleError(fmt.Errorf("pod key: %w", err))
-	}
-	return k
+func nameOf(row *source.PodRow) cache.ObjectName {
+	return cache.ObjectName{Namespace: row.Pod.Namespace, Name: row.Pod.Name}
 }

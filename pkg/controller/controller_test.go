@@ -21,32 +21,26 @@ import (
 )
 
 func pod(name, rv string) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: rv, UID: types.UID("uid-" + name + "-" + rv),
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: rv, UID: types.UID("uid-" + name),
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "test"}}}}
 }
 
-// recorder collects messages; gate, when set, blocks the handler until
+// recorder collects messages; gate, when set, blocks delivery until
 // released, so events pile up for keys not yet taken.
 type recorder struct {
 	mu   sync.Mutex
 	msgs []Message
 	gate chan struct{}
-	fail func(Message) error
+	// work, when set, is the controller's Work.
+	work Work
 }
 
-func (r *recorder) handle(ctx context.Context, msgs []Message) error {
+func (r *recorder) deliver(ctx context.Context, msgs []Message) error {
 	if r.gate != nil {
 		select {
 		case <-r.gate:
 		case <-ctx.Done():
 			return ctx.Err()
-		}
-	}
-	for _, m := range msgs {
-		if r.fail != nil {
-			if err := r.fail(m); err != nil {
-				return err
-			}
 		}
 	}
 	r.mu.Lock()
@@ -77,7 +71,11 @@ func (r *recorder) waitFor(t *testing.T, n int) []Message {
 func describe(msgs []Message) []string {
 	var out []string
 	for _, m := range msgs {
-		out = append(out, fmt.Sprintf("%s %s rv=%s", m.Kind, m.Key, m.Row.Pod.ResourceVersion))
+		rv := "?"
+		if m.Row != nil {
+			rv = m.Row.Pod.ResourceVersion
+		}
+		out = append(out, fmt.Sprintf("%s %s rv=%s", m.Kind, m.Key, rv))
 	}
 	return out
 }
@@ -99,12 +97,13 @@ func start(t *testing.T, workers, retries int, rec *recorder, initial ...*corev1
 	}
 	f := &fixture{client: fake.NewClientset(objs...), rec: rec, drops: make(chan string, 10), done: make(chan struct{})}
 	ctrl, err := New(Options{
-		ListerWatcher: &source.Objects{Client: f.client, Filter: source.Filter{Namespace: "ns"}},
-		Handler:       rec.handle,
+		ListerWatcher: source.Objects(f.client, f.client, source.Filter{Namespace: "ns"}, nil).ListerWatcher(),
+		Deliver:       rec.deliver,
+		Work:          rec.work,
 		Workers:       workers,
 		MaxRetries:    retries,
-		RateLimiter:   workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 10*time.Millisecond),
-		OnDrop:        func(key string, err error) { f.drops <- key + ": " + err.Error() },
+		RateLimiter:   workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](time.Millisecond, 10*time.Millisecond),
+		OnDrop:        func(key cache.ObjectName, err error) { f.drops <- key.String() + ": " + err.Error() },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +143,7 @@ func (f *fixture) waitCached(t *testing.T, name, rv string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		obj, ok, _ := f.ctrl.Indexer().GetByKey("ns/" + name)
+		obj, ok, _ := f.ctrl.Indexer().GetByKey("ns/" + name) //nolint:errcheck // absent and error both mean not yet
 		if (!ok && rv == "") || (ok && obj.(*source.PodRow).Pod.ResourceVersion == rv) {
 			return
 		}
@@ -171,9 +170,9 @@ func TestInitialListIsSyncThenAddUpdateGone(t *testing.T) {
 		t.Fatal("InitialDone never closed after the initial list was handled")
 	}
 	f.create(t, pod("c", "2"))
-	msgs = rec.waitFor(t, 3)
+	rec.waitFor(t, 3)
 	f.update(t, pod("c", "3"))
-	msgs = rec.waitFor(t, 4)
+	rec.waitFor(t, 4)
 	f.delete(t, "c")
 	msgs = rec.waitFor(t, 5)
 	got := describe(msgs[2:])
@@ -228,19 +227,22 @@ func TestRecreatedBeforeProcessing(t *testing.T) {
 	}
 }
 
-func TestRetryThenDrop(t *testing.T) {
+// A key whose work keeps failing is retried with rate limiting and
+// dropped after MaxRetries attempts; its messages are delivered once,
+// never again on a retry, and the other keys go on.
+func TestWorkRetriedThenDropped(t *testing.T) {
 	var calls atomic.Int32
-	rec := &recorder{fail: func(m Message) error {
-		if m.Key == "ns/bad" {
+	rec := &recorder{work: func(_ context.Context, k cache.ObjectName, _ *source.PodRow) error {
+		if k.Name == "bad" {
 			calls.Add(1)
-			return errors.New("printer broke")
+			return errors.New("logs unavailable")
 		}
 		return nil
 	}}
 	f := start(t, 1, 3, rec, pod("bad", "1"), pod("good", "1"))
 	select {
 	case d := <-f.drops:
-		if want := "ns/bad: dropped after 3 failed attempts: printer broke"; d != want {
+		if want := "ns/bad: gave up after 3 failed attempts: logs unavailable"; d != want {
 			t.Errorf("drop error %q, want %q", d, want)
 		}
 	case <-time.After(10 * time.Second):
@@ -248,44 +250,57 @@ func TestRetryThenDrop(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond)
 	if n := calls.Load(); n != 3 {
-		t.Errorf("handler tried the failing key %d times, want 3", n)
+		t.Errorf("work on the failing key ran %d times, want 3", n)
 	}
-	if got := describe(rec.snapshot()); fmt.Sprint(got) != "[SYNC ns/good rv=1]" {
-		t.Errorf("messages %v, want only the good pod", got)
+	got := describe(rec.snapshot())
+	if len(got) != 2 {
+		t.Errorf("messages %v, want one SYNC each: a retry must not deliver again", got)
 	}
-	if n := f.ctrl.queue.NumRequeues("ns/bad"); n != 0 {
+	if n := f.ctrl.queue.NumRequeues(cache.ObjectName{Namespace: "ns", Name: "bad"}); n != 0 {
 		t.Errorf("retry history of a dropped key: %d, want forgotten", n)
 	}
 	select {
 	case <-f.ctrl.InitialDone():
 	case <-time.After(time.Second):
-		t.Error("a dropped initial key kept the initial list from finishing")
+		t.Error("failing work kept the initial list from finishing")
 	}
 }
 
-// A key that fails once and then succeeds is retried and its history forgotten.
-func TestRetrySucceeds(t *testing.T) {
+// Work that fails once and then succeeds is retried with the newest state
+// and its history forgotten.
+func TestWorkRetrySucceeds(t *testing.T) {
 	var calls atomic.Int32
-	rec := &recorder{fail: func(Message) error {
+	seen := make(chan string, 4)
+	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *source.PodRow) error {
+		seen <- row.Pod.ResourceVersion
 		if calls.Add(1) == 1 {
 			return errors.New("once")
 		}
 		return nil
 	}}
 	f := start(t, 1, 5, rec, pod("flaky", "1"))
-	msgs := rec.waitFor(t, 1)
-	if msgs[0].Kind != Sync {
-		t.Errorf("retried initial pod came out as %s, want SYNC", msgs[0].Kind)
+	for i, want := range []string{"1", "1"} {
+		select {
+		case got := <-seen:
+			if got != want {
+				t.Errorf("attempt %d worked on rv %s, want %s", i+1, got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("attempt %d never came", i+1)
+		}
 	}
 	time.Sleep(20 * time.Millisecond)
-	if n := f.ctrl.queue.NumRequeues("ns/flaky"); n != 0 {
+	if n := f.ctrl.queue.NumRequeues(cache.ObjectName{Namespace: "ns", Name: "flaky"}); n != 0 {
 		t.Errorf("requeues after success: %d, want 0", n)
+	}
+	if got := describe(rec.snapshot()); len(got) != 1 {
+		t.Errorf("messages %v, want the SYNC once", got)
 	}
 }
 
 func TestNeverTwoWorkersOnOneKey(t *testing.T) {
 	var inFlight, maxSeen atomic.Int32
-	rec := &recorder{fail: func(Message) error {
+	rec := &recorder{work: func(context.Context, cache.ObjectName, *source.PodRow) error {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for {
@@ -313,43 +328,185 @@ func TestNeverTwoWorkersOnOneKey(t *testing.T) {
 	}
 }
 
-func TestResyncAndTombstones(t *testing.T) {
-	c, err := New(Options{ListerWatcher: &source.Objects{Client: fake.NewClientset()}, Handler: (&recorder{}).handle, Workers: 1, MaxRetries: 1})
+// newIdle builds a controller that is never run: tests call its handlers
+// and processNext themselves, as the informer and a worker would, in the
+// manner of sample-controller's tests.
+func newIdle(t testing.TB, rec *recorder, hideSync bool) *Controller {
+	t.Helper()
+	lw := source.Objects(fake.NewClientset(), fake.NewClientset(), source.Filter{}, nil).ListerWatcher()
+	c, err := New(Options{ListerWatcher: lw, Deliver: rec.deliver, Work: rec.work, Workers: 1, MaxRetries: 3, HideSync: hideSync})
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := &source.PodRow{Pod: pod("p", "5")}
-	c.onUpdate(row, &source.PodRow{Pod: pod("p", "5")})
-	if len(c.pending) != 0 {
-		t.Fatalf("an update with the same resourceVersion queued %v", c.pending)
+	t.Cleanup(c.queue.ShutDown)
+	return c
+}
+
+func row(name, rv, uid string) *source.PodRow {
+	p := pod(name, rv)
+	p.UID = types.UID(uid)
+	return &source.PodRow{Pod: p}
+}
+
+// drain runs processNext until the queue is empty.
+func drain(c *Controller) {
+	for c.queue.Len() > 0 {
+		c.processNext(context.Background())
 	}
-	c.onDelete(cache.DeletedFinalStateUnknown{Key: "ns/p", Obj: row})
-	p := c.pending["ns/p"]
-	if p == nil || p.kind != Gone || p.last != row {
-		t.Fatalf("tombstone gave %+v, want GONE with the last state", p)
+}
+
+func TestProcessNext(t *testing.T) {
+	a1, a2, a3 := row("a", "1", "u1"), row("a", "2", "u1"), row("a", "3", "u1")
+	b1 := row("a", "4", "u2") // a new pod under the same name
+	cases := []struct {
+		name     string
+		hideSync bool
+		events   func(c *Controller)
+		want     []string
+	}{
+		{"updates fold into a shown SYNC", false, func(c *Controller) {
+			c.onAdd(a1, true)
+			c.onUpdate(a1, a2)
+			c.onUpdate(a2, a3)
+		}, []string{"SYNC ns/a rv=3"}},
+		{"updates folded into a hidden SYNC are an UPDATE of their own", true, func(c *Controller) {
+			c.onAdd(a1, true)
+			c.onUpdate(a1, a2)
+			c.onUpdate(a2, a3)
+		}, []string{"SYNC ns/a rv=1", "UPDATE ns/a rv=3"}},
+		{"a hidden SYNC without changes is one message", true, func(c *Controller) {
+			c.onAdd(a1, true)
+		}, []string{"SYNC ns/a rv=1"}},
+		{"a new UID in an update (relist) is GONE then ADD", false, func(c *Controller) {
+			c.onAdd(a1, false)
+			drain(c)
+			c.onUpdate(a1, b1)
+		}, []string{"ADD ns/a rv=1", "GONE ns/a rv=1", "ADD ns/a rv=4"}},
+		{"resyncs and relists of an unchanged pod say nothing", false, func(c *Controller) {
+			c.onAdd(a1, false)
+			drain(c)
+			c.onUpdate(a1, row("a", "1", "u1"))
+		}, []string{"ADD ns/a rv=1"}},
+		{"a tombstone is GONE with the last state", false, func(c *Controller) {
+			c.onAdd(a1, false)
+			drain(c)
+			c.onDelete(cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: a2})
+		}, []string{"ADD ns/a rv=1", "GONE ns/a rv=2"}},
+		{"a tombstone without an object is still GONE", false, func(c *Controller) {
+			c.onAdd(a1, false)
+			drain(c)
+			c.onDelete(cache.DeletedFinalStateUnknown{Key: "ns/a"})
+		}, []string{"ADD ns/a rv=1", "GONE ns/a rv=?"}},
+		{"deleted and created again before a worker came", false, func(c *Controller) {
+			c.onAdd(a1, true)
+			c.onDelete(a2)
+			c.onAdd(b1, false)
+		}, []string{"GONE ns/a rv=2", "ADD ns/a rv=4"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			c := newIdle(t, rec, tc.hideSync)
+			tc.events(c)
+			drain(c)
+			if got := describe(rec.snapshot()); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A worker that runs after the informer has stored a newer state but
+// before its handler has recorded it reports the state of the event it
+// was queued for, and then the newer one: never the same state twice.
+func TestNoDuplicateWhenTheCacheIsAhead(t *testing.T) {
+	rec := &recorder{}
+	c := newIdle(t, rec, false)
+	a1, a2 := row("a", "1", "u1"), row("a", "2", "u1")
+	if err := c.indexer.Add(a1); err != nil {
+		t.Fatal(err)
+	}
+	c.onAdd(a1, false)
+	if err := c.indexer.Update(a2); err != nil { // the store moves on ...
+		t.Fatal(err)
+	}
+	drain(c) // ... a worker runs before the handler hears of it ...
+	c.onUpdate(a1, a2)
+	drain(c)
+	want := []string{"ADD ns/a rv=1", "UPDATE ns/a rv=2"}
+	if got := describe(rec.snapshot()); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// Failed work is retried without delivering the key's messages again.
+func TestRetryDoesNotDeliverAgain(t *testing.T) {
+	fails := 2
+	var worked []string
+	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *source.PodRow) error {
+		if row == nil {
+			return nil // gone: nothing to work on
+		}
+		worked = append(worked, row.Pod.ResourceVersion)
+		if fails > 0 {
+			fails--
+			return errors.New("503")
+		}
+		return nil
+	}}
+	c := newIdle(t, rec, false)
+	c.onAdd(row("a", "1", "u1"), false)
+	c.onDelete(row("b", "1", "u9"))
+	deadline := time.Now().Add(5 * time.Second)
+	for len(worked) < 3 && time.Now().Before(deadline) {
+		if c.queue.Len() == 0 {
+			time.Sleep(time.Millisecond) // the rate limiter's delay
+			continue
+		}
+		c.processNext(context.Background())
+	}
+	if got := describe(rec.snapshot()); fmt.Sprint(got) != "[ADD ns/a rv=1 GONE ns/b rv=1]" {
+		t.Errorf("messages %v, want each once", got)
+	}
+	if fmt.Sprint(worked) != "[1 1 1]" {
+		t.Errorf("work ran on %v, want rv 1 three times (two failures, one success)", worked)
 	}
 }
 
 func TestMerge(t *testing.T) {
-	a, b := &source.PodRow{}, &source.PodRow{}
+	a, b, c := &source.PodRow{}, &source.PodRow{}, &source.PodRow{}
 	cases := []struct {
 		name         string
 		older, newer *pending
 		kind         Kind
 		gone         int
-		last         *source.PodRow
+		row, listed  *source.PodRow
 	}{
-		{"sync then update stays sync", &pending{kind: Sync}, &pending{kind: Update}, Sync, 0, nil},
-		{"add then update stays add", &pending{kind: Add}, &pending{kind: Update}, Add, 0, nil},
-		{"add then gone is gone", &pending{kind: Add}, &pending{kind: Gone, last: a}, Gone, 0, a},
-		{"gone then add keeps the old pod", &pending{kind: Gone, last: a}, &pending{kind: Add}, Add, 1, nil},
-		{"gone, add, gone", &pending{kind: Add, gone: []*source.PodRow{a}}, &pending{kind: Gone, last: b}, Gone, 1, b},
+		{"sync then update stays sync with both states", &pending{kind: Sync, row: a, listed: a}, &pending{kind: Update, row: b}, Sync, 0, b, a},
+		{"add then update stays add", &pending{kind: Add, row: a}, &pending{kind: Update, row: b}, Add, 0, b, nil},
+		{"add then gone is gone", &pending{kind: Add, row: a}, &pending{kind: Gone, row: b}, Gone, 0, b, nil},
+		{"gone then add keeps the old pod", &pending{kind: Gone, row: a}, &pending{kind: Add, row: b}, Add, 1, b, nil},
+		{"gone, add, gone", &pending{kind: Add, row: b, gone: []*source.PodRow{a}}, &pending{kind: Gone, row: c}, Gone, 1, c, nil},
+		{"unknown last state is kept", &pending{kind: Gone}, &pending{kind: Add, row: b}, Add, 1, b, nil},
 	}
 	for _, tc := range cases {
 		got := merge(tc.older, tc.newer)
-		if got.kind != tc.kind || len(got.gone) != tc.gone || got.last != tc.last {
+		if got.kind != tc.kind || len(got.gone) != tc.gone || got.row != tc.row || got.listed != tc.listed {
 			t.Errorf("%s: got %+v", tc.name, got)
 		}
+	}
+}
+
+func TestKindsTable(t *testing.T) {
+	var names []string
+	for _, k := range Kinds() {
+		names = append(names, k.String()+"/"+k.Verb())
+		if k.Color() == "" {
+			t.Errorf("%s has no colour", k)
+		}
+	}
+	if got := fmt.Sprint(names); got != "[SYNC/synced ADD/added UPDATE/updated GONE/gone]" {
+		t.Errorf("kinds %s", got)
 	}
 }
 
@@ -358,17 +515,13 @@ func TestMerge(t *testing.T) {
 // cache and hands the message on.
 func BenchmarkUpdateToMessage(b *testing.B) {
 	updates := 0
-	handler := func(_ context.Context, msgs []Message) error {
+	c := newIdle(b, &recorder{}, false)
+	c.opts.Deliver = func(_ context.Context, msgs []Message) error {
 		if len(msgs) == 1 && msgs[0].Kind == Update {
 			updates++
 		}
 		return nil
 	}
-	c, err := New(Options{ListerWatcher: &source.Objects{Client: fake.NewClientset()}, Handler: handler, Workers: 1, MaxRetries: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.queue.ShutDown()
 	rows := []*source.PodRow{{Pod: pod("p", "1")}, {Pod: pod("p", "2")}}
 	if err := c.indexer.Add(rows[0]); err != nil {
 		b.Fatal(err)

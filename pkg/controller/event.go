@@ -1,13 +1,15 @@
 package controller
 
 import (
+	"k8s.io/client-go/tools/cache"
+
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
 // Kind names what happened to a pod, as the user sees it.
 type Kind int
 
-// The four event names of the contract.
+// The four event names of the contract, in the order kinds holds them.
 const (
 	Sync Kind = iota
 	Add
@@ -15,61 +17,109 @@ const (
 	Gone
 )
 
-func (k Kind) String() string {
-	switch k {
-	case Sync:
-		return "SYNC"
-	case Add:
-		return "ADD"
-	case Update:
-		return "UPDATE"
-	case Gone:
-		return "GONE"
+// kinds is the one table of message kinds: the names printed in the EVENT
+// column and counted in the summary, the verbs of -o name, and the colour
+// of --color. Everything that lists the kinds derives from it.
+var kinds = [...]struct {
+	name, verb, color string
+}{
+	Sync:   {"SYNC", "synced", "\x1b[34m"},
+	Add:    {"ADD", "added", "\x1b[32m"},
+	Update: {"UPDATE", "updated", "\x1b[33m"},
+	Gone:   {"GONE", "gone", "\x1b[31m"},
+}
+
+// Kinds lists every kind in the contract's order.
+func Kinds() []Kind {
+	out := make([]Kind, len(kinds))
+	for i := range kinds {
+		out[i] = Kind(i)
 	}
-	return "UNKNOWN"
+	return out
+}
+
+func (k Kind) valid() bool { return k >= 0 && int(k) < len(kinds) }
+
+func (k Kind) String() string {
+	if !k.valid() {
+		return "UNKNOWN"
+	}
+	return kinds[k].name
+}
+
+// Verb is the word -o name prints after pod/NAME.
+func (k Kind) Verb() string {
+	if !k.valid() {
+		return "changed"
+	}
+	return kinds[k].verb
+}
+
+// Color is the ANSI colour of the kind's name in the EVENT column.
+func (k Kind) Color() string {
+	if !k.valid() {
+		return ""
+	}
+	return kinds[k].color
 }
 
 // Message is one printed line's worth of news about one pod.
 type Message struct {
 	Kind Kind
-	Key  string
+	Key  cache.ObjectName
 	// Row is the newest state for SYNC, ADD and UPDATE, and the last known
-	// state for GONE. It is shared with the cache: read only.
+	// state for GONE; nil for a GONE whose last state nobody knows (a
+	// deletion seen only as a tombstone without an object). It is shared
+	// with the cache: read only.
 	Row *source.PodRow
 }
 
 // pending is what happened to one key since a worker last took it. Several
 // events fold into one, so a busy pod yields one message with its newest
 // state; only a deletion followed by a new pod of the same name needs more.
+// Every row is the object the informer handed to its handler at that
+// event, never a later read of the cache: a message then never shows a
+// state that a later message will show again.
 type pending struct {
 	kind Kind
-	// last is the final state of a deleted pod (kind Gone).
-	last *source.PodRow
-	// gone holds earlier incarnations of the key deleted before the current
-	// one was created; each is reported as GONE first.
+	// row is the newest state (SYNC, ADD, UPDATE) or the last state of a
+	// deleted pod (GONE).
+	row *source.PodRow
+	// listed is the state of the initial list for a SYNC; it differs from
+	// row when updates were folded into the SYNC.
+	listed *source.PodRow
+	// gone holds the last states of earlier incarnations of the key,
+	// deleted before the current one was created; each is reported as
+	// GONE first (nil: deleted with no known last state).
 	gone []*source.PodRow
 }
 
 // merge folds a newer event into what was pending before it.
 func merge(older, newer *pending) *pending {
-	if older == nil {
+	switch {
+	case older == nil:
 		return newer
-	}
-	if newer == nil {
+	case newer == nil:
 		return older
 	}
 	switch newer.kind {
 	case Update:
 		if older.kind == Gone {
-			return &pending{kind: Update, gone: append(older.gone, older.last)}
+			// Cannot follow a deletion of the same pod; a new incarnation.
+			return &pending{kind: Add, row: newer.row, gone: older.incarnations()}
 		}
-		return older
+		return &pending{kind: older.kind, row: newer.row, listed: older.listed, gone: older.gone}
 	case Gone:
-		return &pending{kind: Gone, last: newer.last, gone: append(older.gone, newer.gone...)}
+		return &pending{kind: Gone, row: newer.row, gone: older.gone}
 	default: // Add or Sync
 		if older.kind == Gone {
-			return &pending{kind: newer.kind, gone: append(older.gone, older.last)}
+			return &pending{kind: newer.kind, row: newer.row, listed: newer.listed, gone: older.incarnations()}
 		}
 		return newer
 	}
+}
+
+// incarnations returns the GONE rows of a pending deletion, its own last.
+func (p *pending) incarnations() []*source.PodRow {
+	return append(p.gone[:len(p.gone):len(p.gone)], p.row)
 }

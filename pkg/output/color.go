@@ -3,13 +3,14 @@ package output
 import (
 	"bytes"
 	"io"
-	"os"
 
-	"golang.org/x/term"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 )
 
 // ColorWanted decides --color: auto colours only a terminal, and never when
-// NO_COLOR is set (https://no-color.org).
+// NO_COLOR is set or TERM is dumb, as kubectl decides for its own colours.
 func ColorWanted(mode string, out io.Writer) bool {
 	switch mode {
 	case "always":
@@ -17,25 +18,24 @@ func ColorWanted(mode string, out io.Writer) bool {
 	case "never":
 		return false
 	}
-	if _, set := os.LookupEnv("NO_COLOR"); set {
-		return false
-	}
-	f, ok := out.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-var eventColors = map[string]string{
-	"SYNC":   "\x1b[34m",
-	"ADD":    "\x1b[32m",
-	"UPDATE": "\x1b[33m",
-	"GONE":   "\x1b[31m",
+	return printers.AllowsColorOutput(out)
 }
 
 const colorReset = "\x1b[0m"
 
+// eventColors maps each kind's name, as it starts a table line, to its
+// colour.
+func eventColors() map[string]string {
+	m := map[string]string{}
+	for _, k := range controller.Kinds() {
+		m[k.String()] = k.Color()
+	}
+	return m
+}
+
 // colorize wraps the event name that starts each table line. It runs after
 // the tabwriter has aligned the text, so escape codes never count as width.
-func colorize(text []byte) []byte {
+func colorize(text []byte, colors map[string]string) []byte {
 	var out bytes.Buffer
 	for len(text) > 0 {
 		line := text
@@ -47,7 +47,7 @@ func colorize(text []byte) []byte {
 		if i := bytes.IndexByte(line, ' '); i >= 0 {
 			word = line[:i]
 		}
-		code, ok := eventColors[string(word)]
+		code, ok := colors[string(word)]
 		if !ok {
 			out.Write(line)
 			continue

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
@@ -72,13 +73,14 @@ type Writer struct {
 	wide    bool
 	printer printers.ResourcePrinter
 	names   map[controller.Kind]printers.ResourcePrinter
+	colors  map[string]string
 	tw      *tabwriter.Writer
 	buf     bytes.Buffer
 	// scratch holds one message of a non-table printer until it has been
 	// printed whole: a template that fails half-way must print nothing.
 	scratch bytes.Buffer
 	// last is the previous state reported per key, for CHANGES.
-	last map[string]*source.PodRow
+	last map[cache.ObjectName]*source.PodRow
 	// buffered holds table lines back until Flush, so the initial list is
 	// aligned as one block, as kubectl aligns its first table.
 	buffered bool
@@ -110,7 +112,10 @@ func New(o Options) (*Writer, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	w := &Writer{opts: o, shape: ShapeOf(format), wide: format == "wide", printer: p, last: map[string]*source.PodRow{}, labels: labels}
+	w := &Writer{opts: o, shape: ShapeOf(format), wide: format == "wide", printer: p, last: map[cache.ObjectName]*source.PodRow{}, labels: labels}
+	if o.Color {
+		w.colors = eventColors()
+	}
 	if o.PrintFlags.TemplateFlags.TemplateArgument != nil && *o.PrintFlags.TemplateFlags.TemplateArgument != "" && format == "" {
 		w.shape = Object
 	}
@@ -119,8 +124,8 @@ func New(o Options) (*Writer, error) {
 		w.tw = printers.GetNewTabWriter(&w.buf)
 	case Name:
 		w.names = map[controller.Kind]printers.ResourcePrinter{}
-		for k, verb := range map[controller.Kind]string{controller.Sync: "synced", controller.Add: "added", controller.Update: "updated", controller.Gone: "gone"} {
-			w.names[k] = &printers.NamePrinter{Operation: verb}
+		for _, k := range controller.Kinds() {
+			w.names[k] = &printers.NamePrinter{Operation: k.Verb()}
 		}
 	}
 	return w, nil
@@ -134,7 +139,8 @@ func (w *Writer) Shape() Shape { return w.shape }
 func (w *Writer) SetBuffered(b bool) { w.buffered = b }
 
 // Write prints one message. With --watch-only a SYNC message is remembered
-// for CHANGES but not printed.
+// for CHANGES but not printed; a GONE without a known last state has
+// nothing to print.
 func (w *Writer) Write(msg controller.Message) error {
 	prev := w.last[msg.Key]
 	if msg.Kind == controller.Gone {
@@ -142,7 +148,7 @@ func (w *Writer) Write(msg controller.Message) error {
 	} else if w.shape == Table {
 		w.last[msg.Key] = msg.Row
 	}
-	if msg.Kind == controller.Sync && w.opts.WatchOnly {
+	if msg.Kind == controller.Sync && w.opts.WatchOnly || msg.Row == nil {
 		return nil
 	}
 	if err := w.print(msg, prev); err != nil {
@@ -168,8 +174,8 @@ func (w *Writer) Flush() error {
 	if w.shape == Table {
 		text = trimLineEnds(text)
 	}
-	if w.opts.Color {
-		text = colorize(text)
+	if w.colors != nil {
+		text = colorize(text, w.colors)
 	}
 	_, err := w.opts.Out.Write(text)
 	w.buf.Reset()

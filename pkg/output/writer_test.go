@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
@@ -33,6 +34,8 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Readiness Gates", Type: "string", Priority: 1},
 }
 
+func shopKey(name string) cache.ObjectName { return cache.ObjectName{Namespace: "shop", Name: name} }
+
 func row(name, ready, status, restarts, ip string, rv string) *source.PodRow {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -50,11 +53,11 @@ func row(name, ready, status, restarts, ip string, rv string) *source.PodRow {
 // stream is a short life of two pods: listed, changed, one deleted, one added.
 func stream() []controller.Message {
 	return []controller.Message{
-		{Kind: controller.Sync, Key: "shop/web-1", Row: row("web-1", "0/1", "Pending", "0", "<none>", "1")},
-		{Kind: controller.Sync, Key: "shop/web-2", Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
-		{Kind: controller.Update, Key: "shop/web-1", Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "3")},
-		{Kind: controller.Gone, Key: "shop/web-2", Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
-		{Kind: controller.Add, Key: "shop/web-long-name-3", Row: row("web-long-name-3", "0/1", "ContainerCreating", "0", "<none>", "4")},
+		{Kind: controller.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Pending", "0", "<none>", "1")},
+		{Kind: controller.Sync, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
+		{Kind: controller.Update, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "3")},
+		{Kind: controller.Gone, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
+		{Kind: controller.Add, Key: shopKey("web-long-name-3"), Row: row("web-long-name-3", "0/1", "ContainerCreating", "0", "<none>", "4")},
 	}
 }
 
@@ -144,7 +147,7 @@ func TestTemplateErrorsAreReportedByNew(t *testing.T) {
 }
 
 func TestColorWrapsOnlyEventNames(t *testing.T) {
-	got := string(colorize([]byte("EVENT    NAME\nSYNC     a\nGONE     b\n")))
+	got := string(colorize([]byte("EVENT    NAME\nSYNC     a\nGONE     b\n"), eventColors()))
 	want := "EVENT    NAME\n\x1b[34mSYNC\x1b[0m     a\n\x1b[31mGONE\x1b[0m     b\n"
 	if got != want {
 		t.Errorf("colorize: got %q, want %q", got, want)

@@ -6,59 +6,42 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 )
 
-// Objects lists and watches plain Pods (protobuf where the client is set up
-// for it). It is used when no table output is wanted.
-type Objects struct {
-	Client   kubernetes.Interface
-	Filter   Filter
-	Reporter Reporter
-}
-
-// IsWatchListSemanticsUnSupported keeps the reflector on list + watch, the
-// same path as the table source, so both behave alike on reconnects.
-func (o *Objects) IsWatchListSemanticsUnSupported() bool { return true }
-
-// List implements cache.Lister.
-func (o *Objects) List(opts metav1.ListOptions) (runtime.Object, error) {
-	return o.ListWithContext(context.Background(), opts)
-}
-
-// ListWithContext implements cache.ListerWithContext.
-func (o *Objects) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	return listReported(ctx, o.Filter.apply(opts), o.list, o.Reporter)
-}
-
-func (o *Objects) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
-	pods, err := o.Client.CoreV1().Pods(o.Filter.Namespace).List(ctx, opts)
-	if err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
+// Objects lists and watches plain Pods (protobuf where the clients are set
+// up for it), for the outputs that print no table. Lists go through list,
+// whose requests --request-timeout bounds; watches go through stream,
+// which must have no client timeout, since a watch is meant to stay open.
+func Objects(list, stream kubernetes.Interface, f Filter, r Reporter) Source {
+	page := func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+		pods, err := list.CoreV1().Pods(f.Namespace).List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list pods: %w", err)
+		}
+		if !f.KeepManagedFields {
+			stripManagedFields(pods)
+		}
+		out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
+		for i := range pods.Items {
+			out.Items[i].Pod = &pods.Items[i]
+		}
+		return out, nil
 	}
-	stripManagedFields(pods)
-	out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
-	for i := range pods.Items {
-		out.Items[i].Pod = &pods.Items[i]
+	return Source{
+		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+			return listReported(ctx, f.apply(opts), page, r)
+		},
+		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			w, err := stream.CoreV1().Pods(f.Namespace).Watch(ctx, f.apply(opts))
+			orNop(r).Result("watch", err)
+			if err != nil {
+				return nil, fmt.Errorf("watch pods: %w", err)
+			}
+			return watch.Filter(w, wrapPodEvent), nil
+		},
 	}
-	return out, nil
-}
-
-// Watch implements cache.Watcher.
-func (o *Objects) Watch(opts metav1.ListOptions) (watch.Interface, error) {
-	return o.WatchWithContext(context.Background(), opts)
-}
-
-// WatchWithContext implements cache.WatcherWithContext.
-func (o *Objects) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	w, err := o.Client.CoreV1().Pods(o.Filter.Namespace).Watch(ctx, o.Filter.apply(opts))
-	orNop(o.Reporter).Result("watch", err)
-	if err != nil {
-		return nil, fmt.Errorf("watch pods: %w", err)
-	}
-	return watch.Filter(w, wrapPodEvent), nil
 }
 
 // wrapPodEvent turns a Pod event into a PodRow event; errors pass unchanged

@@ -5,7 +5,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // PageSize is how many pods one list request asks for. The reflector's
@@ -19,16 +18,11 @@ const PageSize = 1000
 // pager fetches one page of rows.
 type pager func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error)
 
-// listReported lists page by page and reports the outcome. The list is
-// returned as a runtime.Object only when there is one: a nil *PodRowList
-// in the interface would look like a list to the reflector.
-func listReported(ctx context.Context, opts metav1.ListOptions, page pager, r Reporter) (runtime.Object, error) {
+// listReported lists page by page and reports the outcome.
+func listReported(ctx context.Context, opts metav1.ListOptions, page pager, r Reporter) (*PodRowList, error) {
 	list, err := listPages(ctx, opts, page)
 	orNop(r).Result("list", err)
-	if err != nil {
-		return nil, err
-	}
-	return list, nil
+	return list, err
 }
 
 // listPages answers the reflector's list. A list of the newest state, or

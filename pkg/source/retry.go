@@ -2,79 +2,61 @@ package source
 
 import (
 	"context"
+	"math"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 )
 
+// Backoff is the one back-off of podsync's own retry loops (a list or watch
+// while the server is unreachable, a Deployment lookup, an explanation's
+// Events): from a quarter second, doubling, to at most 2 s between
+// attempts. Short enough that a server back after an outage is noticed
+// within 2 s, where client-go's reflector would wait out a back-off that
+// grows to a minute. Retry bounds the attempts.
+func Backoff() wait.Backoff {
+	return wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Cap: 2 * time.Second, Steps: math.MaxInt32}
+}
+
 // Retrying tries a list or watch again, inside the call, while the API
-// server cannot be reached. Handed to the reflector, such failures would
-// wait out its back-off, which grows to between 30 and 60 seconds, so a
-// server back after a long outage would be noticed up to a minute late.
-// Other errors (refusals, an expired resourceVersion) go to the reflector
-// at once. Each attempt is still reported by the inner source, and the
-// call gives up when its context ends.
-type Retrying struct {
-	Inner interface {
-		cache.ListerWithContext
-		cache.WatcherWithContext
+// server cannot be reached. Other errors (refusals, an expired
+// resourceVersion) go to the reflector at once. Each attempt is still
+// reported by the inner source, and the call gives up when its context
+// ends.
+func (s Source) Retrying(b wait.Backoff) Source {
+	return Source{
+		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+			return Retry(ctx, b, 0, Unreachable, func() (*PodRowList, error) { return s.List(ctx, opts) })
+		},
+		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return Retry(ctx, b, 0, Unreachable, func() (watch.Interface, error) { return s.Watch(ctx, opts) })
+		},
 	}
-	// MaxDelay caps the wait between two attempts; 0 means 2 s.
-	MaxDelay time.Duration
 }
 
-const firstRetryDelay = 250 * time.Millisecond
-
-// IsWatchListSemanticsUnSupported keeps list + watch, as the inner sources do.
-func (r *Retrying) IsWatchListSemanticsUnSupported() bool { return true }
-
-// List implements cache.Lister.
-func (r *Retrying) List(opts metav1.ListOptions) (runtime.Object, error) {
-	return r.ListWithContext(context.Background(), opts)
-}
-
-// ListWithContext implements cache.ListerWithContext.
-func (r *Retrying) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	return retry(ctx, r.maxDelay(), func() (runtime.Object, error) { return r.Inner.ListWithContext(ctx, opts) })
-}
-
-// Watch implements cache.Watcher.
-func (r *Retrying) Watch(opts metav1.ListOptions) (watch.Interface, error) {
-	return r.WatchWithContext(context.Background(), opts)
-}
-
-// WatchWithContext implements cache.WatcherWithContext.
-func (r *Retrying) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	return retry(ctx, r.maxDelay(), func() (watch.Interface, error) { return r.Inner.WatchWithContext(ctx, opts) })
-}
-
-func (r *Retrying) maxDelay() time.Duration {
-	if r.MaxDelay > 0 {
-		return r.MaxDelay
-	}
-	return 2 * time.Second
-}
-
-func retry[T any](ctx context.Context, maxDelay time.Duration, call func() (T, error)) (T, error) {
-	delay := min(firstRetryDelay, maxDelay)
-	for {
-		out, err := call()
-		if err == nil || !Unreachable(err) || ctx.Err() != nil {
+// Retry calls try until it succeeds, fails with an error that retriable
+// refuses, has been tried attempts times (0: no limit), or ctx ends; it
+// waits b's delays in between, and returns the last answer. It steps b
+// with DelayFunc, which stays at the cap once reached, where
+// wait.ExponentialBackoff would stop.
+func Retry[T any](ctx context.Context, b wait.Backoff, attempts int, retriable func(error) bool, try func() (T, error)) (T, error) {
+	next := b.DelayFunc()
+	for n := 1; ; n++ {
+		out, err := try()
+		if err == nil || !retriable(err) || n == attempts || ctx.Err() != nil {
 			return out, err
 		}
-		t := time.NewTimer(delay)
+		t := time.NewTimer(next())
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return out, err
 		case <-t.C:
 		}
-		delay = min(2*delay, maxDelay)
 	}
 }
 

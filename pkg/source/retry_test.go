@@ -11,8 +11,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -30,18 +30,28 @@ func (f *failing) next() error {
 	return nil
 }
 
-func (f *failing) ListWithContext(context.Context, metav1.ListOptions) (runtime.Object, error) {
-	if err := f.next(); err != nil {
-		return nil, err
+func (f *failing) source() Source {
+	return Source{
+		List: func(context.Context, metav1.ListOptions) (*PodRowList, error) {
+			if err := f.next(); err != nil {
+				return nil, err
+			}
+			return &PodRowList{}, nil
+		},
+		Watch: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			if err := f.next(); err != nil {
+				return nil, err
+			}
+			return watch.NewEmptyWatch(), nil
+		},
 	}
-	return &PodRowList{}, nil
 }
 
-func (f *failing) WatchWithContext(context.Context, metav1.ListOptions) (watch.Interface, error) {
-	if err := f.next(); err != nil {
-		return nil, err
-	}
-	return watch.NewEmptyWatch(), nil
+// fast is the shared back-off shrunk for tests.
+func fast() wait.Backoff {
+	b := Backoff()
+	b.Duration, b.Cap = time.Millisecond, time.Millisecond
+	return b
 }
 
 func refused() error {
@@ -51,16 +61,16 @@ func refused() error {
 func TestRetryingWaitsOutAnUnreachableServer(t *testing.T) {
 	unavailable := apierrors.NewServiceUnavailable("starting")
 	inner := &failing{errs: []error{refused(), unavailable, refused()}}
-	r := &Retrying{Inner: inner, MaxDelay: time.Millisecond}
-	if _, err := r.WatchWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+	r := inner.source().Retrying(fast())
+	if _, err := r.Watch(context.Background(), metav1.ListOptions{}); err != nil {
 		t.Fatalf("watch after the server came back: %v", err)
 	}
 	if inner.calls != 4 {
 		t.Errorf("watch was tried %d times, want 4 (3 failures, then success)", inner.calls)
 	}
 	inner = &failing{errs: []error{refused()}}
-	r.Inner = inner
-	if _, err := r.ListWithContext(context.Background(), metav1.ListOptions{}); err != nil || inner.calls != 2 {
+	r = inner.source().Retrying(fast())
+	if _, err := r.List(context.Background(), metav1.ListOptions{}); err != nil || inner.calls != 2 {
 		t.Errorf("list: %v after %d calls, want success after 2", err, inner.calls)
 	}
 }
@@ -73,8 +83,8 @@ func TestRetryingHandsOtherErrorsOnAtOnce(t *testing.T) {
 		apierrors.NewResourceExpired("too old resource version"),
 	} {
 		inner := &failing{errs: []error{want}}
-		r := &Retrying{Inner: inner, MaxDelay: time.Millisecond}
-		if _, err := r.WatchWithContext(context.Background(), metav1.ListOptions{}); !errors.Is(err, want) || inner.calls != 1 {
+		r := inner.source().Retrying(fast())
+		if _, err := r.Watch(context.Background(), metav1.ListOptions{}); !errors.Is(err, want) || inner.calls != 1 {
 			t.Errorf("%v: got %v after %d calls, want it at once", want, err, inner.calls)
 		}
 	}
@@ -87,9 +97,11 @@ func TestRetryingStopsWithItsContext(t *testing.T) {
 		errs[i] = refused()
 	}
 	inner := &failing{errs: errs}
-	r := &Retrying{Inner: inner, MaxDelay: 10 * time.Millisecond}
+	b := fast()
+	b.Cap = 10 * time.Millisecond
+	r := inner.source().Retrying(b)
 	time.AfterFunc(50*time.Millisecond, cancel)
-	_, err := r.ListWithContext(ctx, metav1.ListOptions{})
+	_, err := r.List(ctx, metav1.ListOptions{})
 	if err == nil || !Unreachable(err) || inner.calls >= len(errs) {
 		t.Errorf("after cancel: %v after %d calls, want the last refusal, well before the 1000th call", err, inner.calls)
 	}

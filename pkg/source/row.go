@@ -51,7 +51,7 @@ type PodRowList struct {
 // DeepCopyObject copies every row.
 func (l *PodRowList) DeepCopyObject() runtime.Object {
 	out := &PodRowList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	l.DeepCopyInto(&out.ListMeta)
 	out.Items = make([]PodRow, len(l.Items))
 	for i := range l.Items {
 		out.Items[i] = *l.Items[i].DeepCopyObject().(*PodRow)

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -26,35 +27,43 @@ import (
 const TableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io," +
 	"application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 
+// TableClients are the REST clients of a table source: List makes list
+// requests, which --request-timeout bounds; Watch makes watch requests and
+// must have no client timeout, since a watch is meant to stay open.
+type TableClients struct {
+	List, Watch rest.Interface
+}
+
 // Tables lists and watches pods with the server's table cells, and hands the
 // reflector one PodRow per pod: the reflector cannot store Tables, but it
 // can store rows. A list joins protobuf pods with a Table without objects;
 // a watch reads one-row Tables with the object inside.
-type Tables struct {
-	// Client makes list requests; WatchClient makes watch requests and must
-	// have no client-side timeout, since a watch is meant to stay open.
-	Client, WatchClient rest.Interface
-	Filter              Filter
-	Reporter            Reporter
+func Tables(c TableClients, f Filter, r Reporter) Source {
+	t := &tables{clients: c, filter: f}
+	return Source{
+		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+			return listReported(ctx, f.apply(opts), t.list, r)
+		},
+		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			w, err := t.watch(ctx, f.apply(opts))
+			orNop(r).Result("watch", err)
+			return w, err
+		},
+	}
+}
+
+// tables is the state of one table source: the column definitions, shared
+// by every row so that the printer prints one header.
+type tables struct {
+	clients TableClients
+	filter  Filter
 
 	mu      sync.Mutex
 	columns []metav1.TableColumnDefinition
 }
 
-// IsWatchListSemanticsUnSupported opts out of streaming lists: their initial
-// events end with a bookmark whose row carries only metadata.
-func (t *Tables) IsWatchListSemanticsUnSupported() bool { return true }
-
-// Columns returns the column definitions of the server's pod table, known
-// after the first successful list.
-func (t *Tables) Columns() []metav1.TableColumnDefinition {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.columns
-}
-
 // request asks for pods as a table; opts already carry the filter.
-func (t *Tables) request(c rest.Interface, opts metav1.ListOptions, include metav1.IncludeObjectPolicy) *rest.Request {
+func (t *tables) request(c rest.Interface, opts metav1.ListOptions, include metav1.IncludeObjectPolicy) *rest.Request {
 	return t.podsRequest(c, opts).
 		Param("includeObject", string(include)).
 		SetHeader("Accept", TableAccept)
@@ -62,26 +71,16 @@ func (t *Tables) request(c rest.Interface, opts metav1.ListOptions, include meta
 
 // podRequest asks for plain pods as protobuf; the client's serializer
 // decodes it.
-func (t *Tables) podRequest(opts metav1.ListOptions) *rest.Request {
-	return t.podsRequest(t.Client, opts).SetHeader("Accept", runtime.ContentTypeProtobuf+","+runtime.ContentTypeJSON)
+func (t *tables) podRequest(opts metav1.ListOptions) *rest.Request {
+	return t.podsRequest(t.clients.List, opts).SetHeader("Accept", runtime.ContentTypeProtobuf+","+runtime.ContentTypeJSON)
 }
 
-func (t *Tables) podsRequest(c rest.Interface, opts metav1.ListOptions) *rest.Request {
+func (t *tables) podsRequest(c rest.Interface, opts metav1.ListOptions) *rest.Request {
 	req := c.Get().Resource("pods").VersionedParams(&opts, metav1.ParameterCodec)
-	if t.Filter.Namespace != "" {
-		req = req.Namespace(t.Filter.Namespace)
+	if t.filter.Namespace != "" {
+		req = req.Namespace(t.filter.Namespace)
 	}
 	return req
-}
-
-// List implements cache.Lister.
-func (t *Tables) List(opts metav1.ListOptions) (runtime.Object, error) {
-	return t.ListWithContext(context.Background(), opts)
-}
-
-// ListWithContext implements cache.ListerWithContext.
-func (t *Tables) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	return listReported(ctx, t.Filter.apply(opts), t.list, t.Reporter)
 }
 
 // list fetches the pods as protobuf and then, at exactly the same
@@ -89,9 +88,9 @@ func (t *Tables) ListWithContext(ctx context.Context, opts metav1.ListOptions) (
 // (includeObject=None). Asking for the objects inside the table instead
 // makes the server encode every pod as JSON and the client decode it, which
 // at tens of thousands of pods is most of the time of a list and several
-// times its bytes. The cells are the same either way; when the two answers
-// do not line up row for row, the table with objects is fetched instead.
-func (t *Tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+// times its bytes. The cells are the same either way; a page whose rows
+// cannot be paired with its pods for sure is joined another way (joinRows).
+func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// A later page is pinned by its continue token already, so its cells
@@ -105,22 +104,24 @@ func (t *Tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 	if err := t.podRequest(opts).Do(ctx).Into(pods); err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
-	stripManagedFields(pods)
+	if !t.filter.KeepManagedFields {
+		stripManagedFields(pods)
+	}
 	if cells == nil {
 		cells = t.listTableAsync(ctx, cellOptions(opts, pods), metav1.IncludeNone)
 	}
 	r := <-cells
-	table, err := r.table, r.err
-	if err != nil {
-		return nil, err
+	if r.err != nil {
+		return nil, r.err
 	}
-	out, ok := joinRows(pods, table, t.remember(table.ColumnDefinitions))
-	if !ok {
-		klog.FromContext(ctx).V(2).Info("The table rows do not line up with the pods; listing the table with objects instead",
-			"pods", len(pods.Items), "rows", len(table.Rows))
-		return t.listWithObjects(ctx, opts)
+	columns := t.remember(r.table.ColumnDefinitions)
+	if !uniqueNames(pods) {
+		return t.joinByUID(ctx, opts, pods)
 	}
-	return out, nil
+	if out, ok := joinByPosition(pods, r.table, columns); ok {
+		return out, nil
+	}
+	return t.listWithObjects(ctx, opts)
 }
 
 // cellOptions asks for the table of the same pods as the page just listed:
@@ -138,24 +139,71 @@ func cellOptions(opts metav1.ListOptions, pods *corev1.PodList) metav1.ListOptio
 	return opts
 }
 
-// joinRows pairs each pod with its table row. Both lists come from one
-// snapshot in key order, so they pair by position; the Name cell and the
-// counts confirm it. (The continue tokens may differ in form: the API
-// server writes them differently for exact and for consistent reads.)
-func joinRows(pods *corev1.PodList, table *metav1.Table, columns []metav1.TableColumnDefinition) (*PodRowList, bool) {
+// joinByPosition pairs each pod with its table row. Both lists come from
+// one snapshot in key order (namespace, then name), so they pair by
+// position; the counts and the Name cell confirm it, and ok is false when
+// they do not. A row carries no namespace or UID, so the caller pairs by
+// position only pages whose names are unique: with --all-namespaces, web-0
+// of two namespaces could otherwise take each other's cells. (The
+// continue tokens may differ in form: the API server writes them
+// differently for exact and for consistent reads.)
+func joinByPosition(pods *corev1.PodList, table *metav1.Table, columns []metav1.TableColumnDefinition) (*PodRowList, bool) {
 	name := columnIndex(columns, "Name")
 	if name < 0 || len(table.Rows) != len(pods.Items) {
+		klog.V(2).InfoS("The table rows do not line up with the pods; listing the table with objects instead",
+			"pods", len(pods.Items), "rows", len(table.Rows))
 		return nil, false
 	}
 	out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
 	for i := range pods.Items {
 		cells := table.Rows[i].Cells
 		if name >= len(cells) || cells[name] != pods.Items[i].Name {
+			klog.V(2).InfoS("A table row names another pod; listing the table with objects instead", "row", i, "pod", pods.Items[i].Name)
 			return nil, false
 		}
 		out.Items[i] = PodRow{Pod: &pods.Items[i], Cells: cells, Columns: columns}
 	}
 	return out, true
+}
+
+func uniqueNames(pods *corev1.PodList) bool {
+	seen := make(map[string]struct{}, len(pods.Items))
+	for i := range pods.Items {
+		if _, dup := seen[pods.Items[i].Name]; dup {
+			return false
+		}
+		seen[pods.Items[i].Name] = struct{}{}
+	}
+	return true
+}
+
+// joinByUID pairs the page's pods with the rows of the table of the same
+// pods with their metadata (namespace, name and UID) inside. A pod the
+// table does not hold means the two answers disagree: the page is then
+// read once more as a table with the objects inside, which needs no join.
+func (t *tables) joinByUID(ctx context.Context, opts metav1.ListOptions, pods *corev1.PodList) (*PodRowList, error) {
+	table, err := t.listTable(ctx, cellOptions(opts, pods), metav1.IncludeMetadata)
+	if err != nil {
+		return nil, err
+	}
+	byUID := make(map[types.UID]*metav1.TableRow, len(table.Rows))
+	for i := range table.Rows {
+		meta := &metav1.PartialObjectMetadata{}
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(table.Rows[i].Object.Raw, meta); err != nil {
+			return nil, fmt.Errorf("list pods: row %d: decode metadata: %w", i, err)
+		}
+		byUID[meta.UID] = &table.Rows[i]
+	}
+	columns := t.remember(table.ColumnDefinitions)
+	out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
+	for i := range pods.Items {
+		row := byUID[pods.Items[i].UID]
+		if row == nil || len(byUID) != len(pods.Items) {
+			return t.listWithObjects(ctx, opts)
+		}
+		out.Items[i] = PodRow{Pod: &pods.Items[i], Cells: row.Cells, Columns: columns}
+	}
+	return out, nil
 }
 
 func columnIndex(columns []metav1.TableColumnDefinition, name string) int {
@@ -168,7 +216,7 @@ func columnIndex(columns []metav1.TableColumnDefinition, name string) int {
 }
 
 // listWithObjects lists the table with each pod inside its row.
-func (t *Tables) listWithObjects(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+func (t *tables) listWithObjects(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 	table, err := t.listTable(ctx, opts, metav1.IncludeObject)
 	if err != nil {
 		return nil, err
@@ -188,7 +236,7 @@ type tableResult struct {
 	err   error
 }
 
-func (t *Tables) listTableAsync(ctx context.Context, opts metav1.ListOptions, include metav1.IncludeObjectPolicy) <-chan tableResult {
+func (t *tables) listTableAsync(ctx context.Context, opts metav1.ListOptions, include metav1.IncludeObjectPolicy) <-chan tableResult {
 	out := make(chan tableResult, 1)
 	go func() {
 		table, err := t.listTable(ctx, opts, include)
@@ -197,8 +245,8 @@ func (t *Tables) listTableAsync(ctx context.Context, opts metav1.ListOptions, in
 	return out
 }
 
-func (t *Tables) listTable(ctx context.Context, opts metav1.ListOptions, include metav1.IncludeObjectPolicy) (*metav1.Table, error) {
-	raw, err := t.request(t.Client, opts, include).Do(ctx).Raw()
+func (t *tables) listTable(ctx context.Context, opts metav1.ListOptions, include metav1.IncludeObjectPolicy) (*metav1.Table, error) {
+	raw, err := t.request(t.clients.List, opts, include).Do(ctx).Raw()
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
@@ -211,7 +259,7 @@ func (t *Tables) listTable(ctx context.Context, opts metav1.ListOptions, include
 
 // remember keeps the first column definitions seen, so every row of the
 // stream shares one slice and the printer prints one header.
-func (t *Tables) remember(cols []metav1.TableColumnDefinition) []metav1.TableColumnDefinition {
+func (t *tables) remember(cols []metav1.TableColumnDefinition) []metav1.TableColumnDefinition {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.columns == nil && len(cols) > 0 {
@@ -220,22 +268,22 @@ func (t *Tables) remember(cols []metav1.TableColumnDefinition) []metav1.TableCol
 	return t.columns
 }
 
-// Watch implements cache.Watcher.
-func (t *Tables) Watch(opts metav1.ListOptions) (watch.Interface, error) {
-	return t.WatchWithContext(context.Background(), opts)
-}
-
-// WatchWithContext implements cache.WatcherWithContext.
-func (t *Tables) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	opts = t.Filter.apply(opts)
+// watch reads a stream of one-row Tables with the pod inside each row.
+func (t *tables) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
-	body, err := t.request(t.WatchClient, opts, metav1.IncludeObject).Stream(ctx)
-	orNop(t.Reporter).Result("watch", err)
+	body, err := t.request(t.clients.Watch, opts, metav1.IncludeObject).Stream(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
-	d := &tableDecoder{body: body, dec: json.NewDecoder(body), columns: t.Columns}
+	d := &tableDecoder{body: body, dec: json.NewDecoder(body), columns: t.current}
 	return watch.NewStreamWatcher(d, d), nil
+}
+
+// current returns the column definitions known so far.
+func (t *tables) current() []metav1.TableColumnDefinition {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.columns
 }
 
 func decodeTable(raw []byte) (*metav1.Table, error) {

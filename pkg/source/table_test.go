@@ -130,12 +130,15 @@ func (f *fakeServer) table(pods []corev1.Pod, meta metav1.ListMeta, include meta
 	for i := range pods {
 		p := &pods[i]
 		row := metav1.TableRow{Cells: []interface{}{p.Name, "1/1", string(p.Status.Phase)}}
-		if include == metav1.IncludeObject {
+		switch include {
+		case metav1.IncludeObject:
 			row.Object = runtime.RawExtension{Object: p}
+		case metav1.IncludeMetadata:
+			row.Object = runtime.RawExtension{Object: &metav1.PartialObjectMetadata{ObjectMeta: p.ObjectMeta}}
 		}
 		table.Rows = append(table.Rows, row)
 	}
-	if include == metav1.IncludeNone && f.tableRows != nil {
+	if include != metav1.IncludeObject && f.tableRows != nil {
 		table.Rows = f.tableRows(table.Rows)
 	}
 	return table
@@ -158,7 +161,7 @@ func (f *fakeServer) queries() []string {
 	return out
 }
 
-func newTables(t *testing.T, f *fakeServer, filter Filter) *Tables {
+func newTables(t *testing.T, f *fakeServer, filter Filter) Source {
 	t.Helper()
 	f.t = t
 	srv := httptest.NewServer(f)
@@ -169,16 +172,16 @@ func newTables(t *testing.T, f *fakeServer, filter Filter) *Tables {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Tables{Client: client, WatchClient: client, Filter: filter}
+	return Tables(TableClients{List: client, Watch: client}, filter, nil)
 }
 
-func listRows(t *testing.T, src *Tables, opts metav1.ListOptions) *PodRowList {
+func listRows(t *testing.T, src Source, opts metav1.ListOptions) *PodRowList {
 	t.Helper()
-	obj, err := src.ListWithContext(context.Background(), opts)
+	list, err := src.List(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return obj.(*PodRowList)
+	return list
 }
 
 func checkRows(t *testing.T, list *PodRowList, names ...string) {
@@ -200,10 +203,10 @@ func checkRows(t *testing.T, list *PodRowList, names ...string) {
 }
 
 func TestListJoinsProtobufPodsWithCellsOfTheSameSnapshot(t *testing.T) {
-	f := &fakeServer{listRV: "42", pods: []corev1.Pod{testPod("a", "web-1", "40"), testPod("b", "web-1", "41")}}
+	f := &fakeServer{listRV: "42", pods: []corev1.Pod{testPod("a", "web-1", "40"), testPod("b", "web-2", "41")}}
 	src := newTables(t, f, Filter{LabelSelector: "app=web"})
 	list := listRows(t, src, metav1.ListOptions{ResourceVersion: "0", Limit: 500})
-	checkRows(t, list, "web-1", "web-1")
+	checkRows(t, list, "web-1", "web-2")
 	if list.ResourceVersion != "42" || list.Continue != "" {
 		t.Errorf("list metadata %+v, want resourceVersion 42 and no continue", list.ListMeta)
 	}
@@ -216,13 +219,32 @@ func TestListJoinsProtobufPodsWithCellsOfTheSameSnapshot(t *testing.T) {
 	if got := f.queries(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got := src.Columns(); len(got) != len(testColumns) {
-		t.Errorf("Columns() = %v, want the server's", got)
-	}
 	for _, row := range list.Items {
 		if row.Pod.ManagedFields != nil {
 			t.Errorf("pod %s kept its managedFields", row.Pod.Name)
 		}
+	}
+}
+
+// Two pods of one name in two namespaces (web-0 of a StatefulSet in each)
+// cannot be told apart by a row without objects: the page is joined by
+// UID through a table with the metadata inside, so each pod gets its own
+// cells even when the server's rows come in another order.
+func TestListJoinsSameNamesByUID(t *testing.T) {
+	a, b := testPod("a", "web-0", "40"), testPod("b", "web-0", "41")
+	a.UID, b.UID = "uid-a", "uid-b"
+	b.Status.Phase = corev1.PodPending
+	swap := func(r []metav1.TableRow) []metav1.TableRow { r[0], r[1] = r[1], r[0]; return r }
+	f := &fakeServer{listRV: "42", pods: []corev1.Pod{a, b}, tableRows: swap}
+	list := listRows(t, newTables(t, f, Filter{}), metav1.ListOptions{ResourceVersion: "0"})
+	for _, row := range list.Items {
+		if got, want := Cell(&row, "Status"), string(row.Pod.Status.Phase); got != want {
+			t.Errorf("pod %s/%s got the cells of another pod: STATUS %s, its phase is %s", row.Pod.Namespace, row.Pod.Name, got, want)
+		}
+	}
+	got := f.queries()
+	if len(got) != 3 || !strings.Contains(got[2], "includeObject=Metadata") {
+		t.Errorf("requests %q, want protobuf, the cells, then the table with metadata", got)
 	}
 }
 
@@ -342,11 +364,10 @@ func TestObjectsListsInPagesToo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := (&Objects{Client: cs, Filter: Filter{FieldSelector: "spec.nodeName=node-1"}}).ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
+	list, err := Objects(cs, cs, Filter{FieldSelector: "spec.nodeName=node-1"}, nil).List(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := obj.(*PodRowList)
 	if len(list.Items) != PageSize+1 || list.ResourceVersion != "42" || list.Continue != "" {
 		t.Fatalf("got %d pods, metadata %+v; want %d and the snapshot's resourceVersion", len(list.Items), list.ListMeta, PageSize+1)
 	}
@@ -366,7 +387,7 @@ func TestObjectsListsInPagesToo(t *testing.T) {
 
 func TestListErrorsKeepTheServersReason(t *testing.T) {
 	f := &fakeServer{forbid: true}
-	_, err := newTables(t, f, Filter{}).ListWithContext(context.Background(), metav1.ListOptions{})
+	_, err := newTables(t, f, Filter{}).List(context.Background(), metav1.ListOptions{})
 	if err == nil || !strings.HasPrefix(err.Error(), "list pods: ") || !apierrors.IsForbidden(err) {
 		t.Errorf("error %v, want a forbidden error starting with list pods:", err)
 	}
@@ -387,7 +408,7 @@ func TestWatchDecodesOneRowPerEvent(t *testing.T) {
 	}}
 	src := newTables(t, f, Filter{LabelSelector: "app=web"})
 	listRows(t, src, metav1.ListOptions{}) // learns the columns
-	w, err := src.WatchWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "42"})
+	w, err := src.Watch(context.Background(), metav1.ListOptions{ResourceVersion: "42"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,9 +445,9 @@ func benchPod() *corev1.Pod {
 			ImageID: c.Image + "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", ContainerID: "containerd://0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}})
 	}
-	fields := metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{".":{},"f:prometheus.io/port":{},"f:prometheus.io/scrape":{}},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:args":{},"f:image":{},"f:name":{}}}}}`)}
-	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: "Update", FieldsType: "FieldsV1", FieldsV1: &fields},
-		{Manager: "kubelet", Operation: "Update", Subresource: "status", FieldsType: "FieldsV1", FieldsV1: &fields}}
+	fields := metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{".":{},"f:prometheus.io/port":{},"f:prometheus.io/scrape":{}},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:args":{},"f:image":{},"f:name":{}}}}}`)
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: "Update", FieldsType: "FieldsV1", FieldsV1: fields},
+		{Manager: "kubelet", Operation: "Update", Subresource: "status", FieldsType: "FieldsV1", FieldsV1: fields}}
 	return &p
 }
 

@@ -69,7 +69,8 @@ func TestBenchUsageErrorsComeBeforeAnyCluster(t *testing.T) {
 		{[]string{"-pods", "5000,2000", "-bin", "/nonexistent"}, "bench: -pods: counts must increase (2000 after 5000)\n"},
 		{[]string{"-rate", "0", "-bin", "/nonexistent"}, "bench: -rate: \"0\" is not a rate above 0 and at most 20000 updates per second\n"},
 		{[]string{"-update", "apply", "-bin", "/nonexistent"}, "bench: -update \"apply\": want put or patch\n"},
-		{[]string{"-only", "kubectl,top", "-bin", "/nonexistent"}, "bench: -only: unknown command \"top\" (known: floor,kubectl,kubectl-json,podsync,podsync-json)\n"},
+		{[]string{"-only", "kubectl,top", "-bin", "/nonexistent"}, "bench: -only: unknown command \"top\" (known: floor,floor-500,floor-1000,floor-5000,floor-10000,floor-all,floor-watchlist,kubectl,kubectl-json,podsync,podsync-json)\n"},
+		{[]string{"-clusters", "1", "-bin", "/nonexistent"}, "bench: -clusters 1: want 0 (none) or 2 to 5\n"},
 	} {
 		r := runBench(t, bin, []string{"PODSYNC_TOOLS_BIN="}, 2*time.Minute, tc.args...)
 		if r.code != 2 || r.stderr != tc.want || r.stdout != "" {
@@ -87,12 +88,21 @@ func TestBenchUsageErrorsComeBeforeAnyCluster(t *testing.T) {
 }
 
 // commandRow matches one row of a size's command table: the label, then
-// wall, CPU and peak RSS as "median (min–max)".
-var commandRow = regexp.MustCompile(`(?m)^\| (floor: paginated protobuf LIST, discarded|` + "`[^`]+`" + `) \| ([0-9.]+) \([0-9.]+–[0-9.]+\) \| ([0-9.]+) \([0-9.]+–[0-9.]+\) \| ([0-9]+) \([0-9]+–[0-9]+\) \|`)
+// wall, CPU, peak RSS and the first row, each as "median (min–max)", the
+// first row "—" for commands that print no rows.
+var commandRow = regexp.MustCompile(`(?m)^\| (floor: [^|]*?|` + "`[^`]+`" + `)( \*\*\(floor\)\*\*)? \| ([0-9.]+) \([0-9.]+–[0-9.]+\) \| ([0-9.]+) \([0-9.]+–[0-9.]+\) \| ([0-9]+) \([0-9]+–[0-9]+\) \| (—|([0-9.]+) \([0-9.]+–[0-9.]+\)) \|`)
+
+// apiMemoryRow matches a row of the API server's memory per client: RSS
+// before, peak and added, in MiB.
+var apiMemoryRow = regexp.MustCompile("(?m)^\\| (`[^`]+`) \\| ([0-9]+) \\| ([0-9]+) \\| (-?[0-9]+) \\|$")
 
 // churnRow matches the churn table's row: updates sent, pods, lines, the
-// three lags, ..., and the lost count in bold at the end.
-var churnRow = regexp.MustCompile(`(?m)^\| ([0-9]+) \(([0-9]+)/s, ([0-9]+) failed\) \| ([0-9]+) \| ([0-9]+) \([0-9.]+\) \| (-?[0-9]+) ms \| (-?[0-9]+) ms \| (-?[0-9]+) ms \|.*\| \*\*([0-9]+)\*\* \|$`)
+// three lags, ..., podsync's CPU per line, ..., and the lost count in bold
+// at the end.
+var churnRow = regexp.MustCompile(`(?m)^\| ([0-9]+) \(([0-9]+)/s, ([0-9]+) failed\) \| ([0-9]+) \| ([0-9]+) \([0-9.]+\) \| (-?[0-9]+) ms \| (-?[0-9]+) ms \| (-?[0-9]+) ms \| [^|]* \| [^|]* \| ([0-9.]+) ms \|.*\| \*\*([0-9]+)\*\* \|$`)
+
+// apiServerRSS is the control plane's memory once the pods are loaded.
+var apiServerRSS = regexp.MustCompile(`Control plane once loaded: kube-apiserver RSS ([0-9]+) MiB, etcd RSS ([0-9]+) MiB, etcd database ([0-9.]+) MB\.`)
 
 func TestBenchSmoke(t *testing.T) {
 	tools := os.Getenv("PODSYNC_TOOLS_BIN")
@@ -110,12 +120,27 @@ func TestBenchSmoke(t *testing.T) {
 	if err != nil || string(saved) != r.stdout {
 		t.Errorf("-out file (%v) differs from stdout", err)
 	}
-	for _, want := range []string{"### Run of ", "- command: `", "#### 300 pods", "One LIST of all pods on the wire: protobuf ", "Targets at 300 pods: table wall "} {
+	for _, want := range []string{
+		"### Run of ", "- command: `", "#### 300 pods", "One LIST of all pods on the wire: protobuf ",
+		"- kube-apiserver memory added by a client: its VmHWM, reset through /proc/",
+		"kube-apiserver memory while one more run of the client was served, each on a freshly restarted API server",
+		"Floor at 300 pods: floor: protobuf ",
+		"Targets at 300 pods (issue 16):",
+		"| `podsync -A --once` wall ≤ 1.25× the floor's | ",
+		"| time to the first SYNC row ≤ 1.5 s and ≤ kubectl's first row | ",
+		"| kube-apiserver memory added by `podsync -A --once` ≤ kubectl's | ",
+		"| churn at 300/s: podsync CPU per update ≤ 0.1 ms | ",
+	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	if strings.Contains(r.stdout, "WatchList: **not supported") {
+		t.Errorf("the pinned kube-apiserver serves WatchList, the report says it does not:\n%s", r.stdout)
+	}
+	checkControlPlane(t, r.stdout)
 	checkCommands(t, r.stdout)
+	checkAPIMemory(t, r.stdout)
 	checkChurn(t, r.stdout)
 	for _, want := range []string{"300 pods Running and Ready", "podsync watches 300 pods", "lost 0"} {
 		if !strings.Contains(r.stderr, want) {
@@ -124,25 +149,85 @@ func TestBenchSmoke(t *testing.T) {
 	}
 }
 
+func checkControlPlane(t *testing.T, report string) {
+	t.Helper()
+	m := apiServerRSS.FindStringSubmatch(report)
+	if m == nil {
+		t.Fatalf("no control plane memory in:\n%s", report)
+	}
+	api, _ := strconv.Atoi(m[1])
+	etcd, _ := strconv.Atoi(m[2])
+	db, _ := strconv.ParseFloat(m[3], 64)
+	// An API server holds a few hundred MiB before any pod; etcd's
+	// database holds 300 pods of several KB each.
+	if api < 100 || api > 8192 || etcd < 5 || db < 1 {
+		t.Errorf("control plane: kube-apiserver %d MiB, etcd %d MiB, database %g MB: not a measurement", api, etcd, db)
+	}
+}
+
+// checkAPIMemory wants the API server's memory for podsync and kubectl.
+func checkAPIMemory(t *testing.T, report string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, row := range apiMemoryRow.FindAllStringSubmatch(report, -1) {
+		seen[row[1]] = true
+		idle, _ := strconv.Atoi(row[2])
+		peak, _ := strconv.Atoi(row[3])
+		added, _ := strconv.Atoi(row[4])
+		// A restarted API server holds a few hundred MiB; its peak is
+		// reset to its resident set before the client, so it adds nothing
+		// below zero; the columns are rounded apart.
+		if idle < 100 || peak < idle || added < 0 || added > 4096 || abs(peak-idle-added) > 1 {
+			t.Errorf("%s: kube-apiserver %d MiB before, %d at the peak, +%d: not a measurement", row[1], idle, peak, added)
+		}
+	}
+	for _, want := range []string{"`kubectl get pods -A`", "`kubectl podsync -A --once`"} {
+		if !seen[want] {
+			t.Errorf("no kube-apiserver memory for %s in:\n%s", want, report)
+		}
+	}
+}
+
+func abs(n int) int { return max(n, -n) }
+
 func checkCommands(t *testing.T, report string) {
 	t.Helper()
 	rows := commandRow.FindAllStringSubmatch(report, -1)
 	labels := map[string]bool{}
+	floors := 0
 	for _, row := range rows {
-		labels[row[1]] = true
-		wall, _ := strconv.ParseFloat(row[2], 64)
-		cpu, _ := strconv.ParseFloat(row[3], 64)
-		rss, _ := strconv.Atoi(row[4])
+		label := row[1]
+		labels[label] = true
+		if row[2] != "" {
+			floors++
+		}
+		wall, _ := strconv.ParseFloat(row[3], 64)
+		cpu, _ := strconv.ParseFloat(row[4], 64)
+		rss, _ := strconv.Atoi(row[5])
 		// Every client starts, talks TLS to the API server and decodes 300
 		// pods: it takes some time and some memory, and at most a minute.
 		if wall <= 0 || wall > 60 || cpu <= 0 || rss < 5 || rss > 4096 {
-			t.Errorf("%s: wall %gs, CPU %gs, peak RSS %d MiB: not a measurement of a real run", row[1], wall, cpu, rss)
+			t.Errorf("%s: wall %gs, CPU %gs, peak RSS %d MiB: not a measurement of a real run", label, wall, cpu, rss)
+		}
+		rowsPrinted := label == "`kubectl get pods -A`" || strings.HasPrefix(label, "`kubectl podsync")
+		switch first, _ := strconv.ParseFloat(row[7], 64); {
+		case rowsPrinted && (row[6] == "—" || first <= 0 || first > wall):
+			t.Errorf("%s: first row %q of a %gs run: want a time within the run", label, row[6], wall)
+		case !rowsPrinted && row[6] != "—":
+			t.Errorf("%s prints no rows, yet has a first row %q", label, row[6])
 		}
 	}
-	for _, want := range []string{"floor: paginated protobuf LIST, discarded", "`kubectl get pods -A`", "`kubectl get pods -A -o json`", "`kubectl podsync -A --once`", "`kubectl podsync -A --once -o json`"} {
+	for _, want := range []string{
+		"floor: protobuf LIST, pages of 500", "floor: protobuf LIST, pages of 1,000", "floor: protobuf LIST, pages of 5,000",
+		"floor: protobuf LIST, pages of 10,000", "floor: protobuf LIST, unpaginated", "floor: protobuf WatchList stream",
+		"`kubectl get pods -A`", "`kubectl get pods -A -o json`", "`kubectl podsync -A --once`", "`kubectl podsync -A --once -o json`",
+	} {
 		if !labels[want] {
 			t.Errorf("no measured row for %s in:\n%s", want, report)
 		}
+	}
+	if floors != 1 {
+		t.Errorf("%d rows marked as the floor, want the fastest variant only", floors)
 	}
 }
 
@@ -153,10 +238,15 @@ func checkChurn(t *testing.T, report string) {
 		t.Fatalf("no churn row in:\n%s", report)
 	}
 	n := func(i int) int { v, _ := strconv.Atoi(m[i]); return v }
-	sent, failed, pods, lines, p50, maxLag, lost := n(1), n(3), n(4), n(5), n(6), n(8), n(9)
-	// -smoke asks for 300 updates/s for 5 s over 299 pods.
-	if sent != 1500 || failed != 0 || pods != 299 {
-		t.Errorf("churn sent %d updates (%d failed) to %d pods, want 1500, none failed, 299 pods", sent, failed, pods)
+	sent, failed, pods, lines, p50, maxLag, lost := n(1), n(3), n(4), n(5), n(6), n(8), n(10)
+	// podsync decodes, compares and prints each update: some CPU, and far
+	// less than 50 ms a line (a whole core for 20 lines a second).
+	if cpu, _ := strconv.ParseFloat(m[9], 64); cpu <= 0 || cpu > 50 {
+		t.Errorf("churn: podsync CPU per printed line %g ms: not a measurement", cpu)
+	}
+	// -smoke asks for 300 updates/s for 3 s over 299 pods.
+	if sent != 900 || failed != 0 || pods != 299 {
+		t.Errorf("churn sent %d updates (%d failed) to %d pods, want 900, none failed, 299 pods", sent, failed, pods)
 	}
 	// Coalescing may merge updates of one pod, never invent lines.
 	if lines < pods || lines > sent {

@@ -81,7 +81,7 @@ var objectParts = regexp.MustCompile(`^(metadata|spec|status)\.\w+(,(metadata|sp
 // for the same pod.
 func checkChanges(t *testing.T, tb harness.Table) {
 	t.Helper()
-	col := func(name string) int { return tb.Column(name) }
+	col := tb.Column
 	last := map[string][]string{}
 	for _, r := range tb.Rows {
 		event, pod, changes := r[0], r[col("NAME")], r[col("CHANGES")]

@@ -68,7 +68,7 @@ type watched struct {
 func (w *watched) messages() []message {
 	var out []message
 	for _, l := range w.s.Lines() {
-		if m, ok := w.parse(l); ok && !(m.event == "UPDATE" && m.terminating) {
+		if m, ok := w.parse(l); ok && (m.event != "UPDATE" || !m.terminating) {
 			m.rv, m.terminating = 0, false
 			out = append(out, m)
 		}

@@ -8,6 +8,7 @@
 package faults
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -19,7 +20,7 @@ var env *harness.Env
 func TestMain(m *testing.M) {
 	code := harness.Main(m, harness.Config{NoCluster: true}, &env)
 	if err := stopShared(); err != nil {
-		os.Stderr.WriteString("faults: " + err.Error() + "\n")
+		fmt.Fprintln(os.Stderr, "faults:", err)
 		if code == 0 {
 			code = 1
 		}

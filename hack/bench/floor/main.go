@@ -1,11 +1,14 @@
 // Command floor is the least work a client-go program can do to see every
-// pod: a paginated protobuf LIST (500 per page, as kubectl and the reflector
-// ask) decoded into typed Pods and thrown away. hack/bench runs it as its
-// own small process, so that its peak RSS is its own and not the bench's.
+// pod: protobuf, decoded into typed Pods and thrown away. hack/bench runs it
+// as its own small process, so that its peak RSS is its own and not the
+// bench's, once per way of reading the pods, and takes the fastest as the
+// floor.
 //
-//	floor -kubeconfig FILE
+//	floor -kubeconfig FILE [-page N]   # LIST in pages of N (default 500; 0: one unpaginated LIST)
+//	floor -kubeconfig FILE -watchlist  # a WatchList stream, up to the initial-events-end bookmark
 //
-// It prints the number of pods on stderr.
+// It prints the number of pods on stderr. Exit code 3 means the server
+// does not serve WatchList (the reason is on stderr).
 package main
 
 import (
@@ -16,13 +19,27 @@ import (
 	"os"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
+// exitUnsupported tells hack/bench that the server has no WatchList.
+const exitUnsupported = 3
+
+// errUnsupported wraps the reason the server does not serve WatchList.
+var errUnsupported = errors.New("WatchList not supported by this server")
+
 func main() {
-	if err := run(); err != nil {
+	err := run()
+	switch {
+	case errors.Is(err, errUnsupported):
+		fmt.Fprintf(os.Stderr, "floor: %v\n", err)
+		os.Exit(exitUnsupported)
+	case err != nil:
 		fmt.Fprintf(os.Stderr, "floor: %v\n", err)
 		os.Exit(1)
 	}
@@ -30,6 +47,10 @@ func main() {
 
 func run() error {
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
+	page := flag.Int64("page", 500, "pods per LIST page; 0 lists every pod in one response")
+	watchList := flag.Bool("watchlist", false, "read the pods as a WatchList stream (sendInitialEvents) instead of a LIST")
+	selector := flag.String("l", "", "label selector (the bench probes WatchList with one that matches nothing)")
+	timeout := flag.Duration("timeout", 30*time.Minute, "bound for the whole read")
 	flag.Parse()
 	if *kubeconfig == "" {
 		return errors.New("-kubeconfig or $KUBECONFIG is required")
@@ -45,21 +66,95 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("clientset: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	n := 0
-	opts := metav1.ListOptions{Limit: 500}
-	for {
-		list, err := cs.CoreV1().Pods("").List(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("list pods: %w", err)
-		}
-		n += len(list.Items)
-		if list.Continue == "" {
-			break
-		}
-		opts.Continue = list.Continue
+	var n int
+	if *watchList {
+		n, err = streamPods(ctx, cs, *selector)
+	} else {
+		n, err = listPods(ctx, cs, *selector, *page)
+	}
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(os.Stderr, "pods: %d\n", n)
 	return nil
+}
+
+func listPods(ctx context.Context, cs kubernetes.Interface, selector string, page int64) (int, error) {
+	n := 0
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: page}
+	for {
+		list, err := cs.CoreV1().Pods("").List(ctx, opts)
+		if err != nil {
+			return n, fmt.Errorf("list pods: %w", err)
+		}
+		n += len(list.Items)
+		if list.Continue == "" {
+			return n, nil
+		}
+		opts.Continue = list.Continue
+	}
+}
+
+// bookmarkWait bounds the wait for the initial-events-end bookmark once
+// the stream has gone quiet: a server that ignores sendInitialEvents sends
+// the pods as a plain watch would and never that bookmark.
+const bookmarkWait = 20 * time.Second
+
+// streamPods reads every pod as the initial events of a watch, as an
+// informer with WatchListClient does, and stops at the bookmark that ends
+// them.
+func streamPods(ctx context.Context, cs kubernetes.Interface, selector string) (int, error) {
+	yes := true
+	w, err := cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{
+		LabelSelector:        selector,
+		SendInitialEvents:    &yes,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		AllowWatchBookmarks:  true,
+	})
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		return 0, fmt.Errorf("%w: %w", errUnsupported, err)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("watch pods: %w", err)
+	}
+	defer w.Stop()
+	n := 0
+	quiet := time.NewTimer(bookmarkWait)
+	defer quiet.Stop()
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return n, fmt.Errorf("watch ended after %d pods, before the initial-events-end bookmark", n)
+			}
+			quiet.Reset(bookmarkWait)
+			done, err := initialEvent(ev)
+			if err != nil || done {
+				return n, err
+			}
+			if ev.Type == watch.Added {
+				n++
+			}
+		case <-quiet.C:
+			return n, fmt.Errorf("%w: no initial-events-end bookmark within %s after %d pods", errUnsupported, bookmarkWait, n)
+		}
+	}
+}
+
+// initialEvent says whether ev ends the initial events.
+func initialEvent(ev watch.Event) (bool, error) {
+	switch ev.Type {
+	case watch.Error:
+		err := apierrors.FromObject(ev.Object)
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+			return false, fmt.Errorf("%w: %w", errUnsupported, err)
+		}
+		return false, fmt.Errorf("watch pods: %w", err)
+	case watch.Bookmark:
+		pod, ok := ev.Object.(*corev1.Pod)
+		return ok && pod.Annotations[metav1.InitialEventsAnnotationKey] == "true", nil
+	}
+	return false, nil
 }

@@ -1,6 +1,7 @@
-package cmd
+package podsync
 
 import (
+	"net/http"
 	"bytes"
 	"context"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -65,7 +67,7 @@ func TestConnectionExpiredWatchIsQuiet(t *testing.T) {
 	c := newConn(t)
 	c.conn.Result("list", nil)
 	c.conn.Result("watch", apierrors.NewResourceExpired("too old resource version: 5 (10)"))
-	c.conn.Result("watch", apierrors.NewGone("gone"))
+	c.conn.Result("watch", &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonGone}})
 	if c.stderr.Len() != 0 || c.ctx.Err() != nil {
 		t.Errorf("stderr %q, run ended: %v", c.stderr, c.ctx.Err())
 	}
@@ -102,8 +104,8 @@ func TestConnectionEndsRun(t *testing.T) {
 			if cause == nil {
 				t.Fatal("the run goes on")
 			}
-			if ExitCode(cause) != 1 || cause.Error() != tc.want {
-				t.Errorf("exit %d %q, want exit 1 %q", ExitCode(cause), cause.Error(), tc.want)
+			if code := (Outcome{Verdict: Broken, Err: cause}).ExitCode(); code != ExitCluster || cause.Error() != tc.want {
+				t.Errorf("exit %d %q, want exit 1 %q", code, cause.Error(), tc.want)
 			}
 			if !errors.Is(cause, tc.err) {
 				t.Errorf("the cause does not wrap the original error")

@@ -1,4 +1,4 @@
-package cmd
+package podsync
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
 // connection is the run's source.Reporter: it hears the result of every list
@@ -65,7 +67,7 @@ func (c *connection) Result(verb string, err error) {
 	}
 	why := c.describe(verb, err)
 	if !c.listed || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-		c.fail(clusterError(why))
+		c.fail(why)
 		return
 	}
 	if !c.lostOnce {
@@ -82,11 +84,7 @@ func (c *connection) clock() time.Time {
 }
 
 func (c *connection) since(t time.Time) time.Duration {
-	d := c.clock().Sub(t)
-	if d < time.Second {
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(100 * time.Millisecond)
+	return check.RoundDuration(c.clock().Sub(t))
 }
 
 // requestError is a failed list or watch told in one line, keeping the
@@ -119,7 +117,7 @@ func (c *connection) describe(verb string, err error) error {
 	case errors.As(err, &ue) && ue.Timeout():
 		text = fmt.Sprintf("%s at %s: %s", what, origin(ue.URL), c.noAnswer(ue.Err))
 	case errors.As(err, &ue):
-		text = fmt.Sprintf("%s at %s: %s", what, origin(ue.URL), oneLine(ue.Err))
+		text = fmt.Sprintf("%s at %s: %s", what, origin(ue.URL), check.OneLine(ue.Err.Error(), 0))
 	default:
 		text = fmt.Sprintf("%s: %s", what, detail(what, err))
 	}
@@ -132,13 +130,13 @@ func (c *connection) noAnswer(err error) string {
 	if c.requestTimeout > 0 && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Client.Timeout exceeded")) {
 		return fmt.Sprintf("no answer within %s (--request-timeout)", c.requestTimeout)
 	}
-	return "no answer: " + oneLine(err)
+	return "no answer: " + check.OneLine(err.Error(), 0)
 }
 
 // detail is the error's text without a leading "list pods: " that the
 // source may have added already.
 func detail(what string, err error) string {
-	return strings.TrimPrefix(oneLine(err), what+": ")
+	return strings.TrimPrefix(check.OneLine(err.Error(), 0), what+": ")
 }
 
 // origin is scheme://host of a request URL, or the URL itself when it does

@@ -1,11 +1,10 @@
-package cmd
+package podsync
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,54 +13,53 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
-	"k8s.io/client-go/util/workqueue"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
 // rollouts looks up, for the Deployments that hold a check back, which
 // ReplicaSet is current (see check.Evaluator.ConfirmRollouts). A lookup
 // runs in its own goroutine and reports to the stream loop, which owns the
 // maps. While a Deployment still holds the check back it is looked up
-// again after a rate-limited delay; failed lookups are retried the same
-// way, up to --max-retries, then its pods are judged alone.
+// again after a delay that grows with source.Backoff (fast enough for a
+// verdict right after a rollout, light enough for a Deployment that is
+// paused); failed lookups are retried the same way, up to --max-retries,
+// then its pods are judged alone.
 type rollouts struct {
 	apps     appsclient.AppsV1Interface
-	limiter  workqueue.TypedRateLimiter[string]
 	attempts int
 	warn     io.Writer
-	results  chan rolloutResult
+	watch    int
+	results  chan<- rolloutResult
 	wg       sync.WaitGroup
 
 	inFlight map[string]bool
-	looked   map[string]bool // looked up before: the next lookup waits
+	// delays holds the next delay of each Deployment looked up before.
+	delays   map[string]wait.DelayFunc
 	failures map[string]int
 }
 
+// rolloutResult is one lookup's answer, for the rollouts of watches[watch].
 type rolloutResult struct {
-	key string
-	cur check.CurrentRevision
-	err error
+	watch int
+	key   string
+	cur   check.CurrentRevision
+	err   error
 }
 
-// The delay between two lookups of one Deployment grows from a quarter
-// second to five seconds: fast enough for a verdict right after a
-// rollout, light enough for a Deployment that is paused.
-const (
-	rolloutRetryBase = 250 * time.Millisecond
-	rolloutRetryMax  = 5 * time.Second
-)
-
-func newRollouts(apps appsclient.AppsV1Interface, attempts int, warn io.Writer) *rollouts {
+func newRollouts(apps appsclient.AppsV1Interface, attempts int, warn io.Writer, watch int, results chan<- rolloutResult) *rollouts {
 	return &rollouts{
 		apps:     apps,
-		limiter:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](rolloutRetryBase, rolloutRetryMax),
 		attempts: attempts,
 		warn:     warn,
-		results:  make(chan rolloutResult),
+		watch:    watch,
+		results:  results,
 		inFlight: map[string]bool{},
-		looked:   map[string]bool{},
+		delays:   map[string]wait.DelayFunc{},
 		failures: map[string]int{},
 	}
 }
@@ -75,11 +73,19 @@ func (r *rollouts) ask(ctx context.Context, keys []string) {
 		}
 		r.inFlight[k] = true
 		var delay time.Duration
-		if r.looked[k] {
-			delay = r.limiter.When(k)
+		if next, ok := r.delays[k]; ok {
+			delay = next()
+		} else {
+			r.delays[k] = source.Backoff().DelayFunc()
 		}
-		r.looked[k] = true
 		r.wg.Go(func() { r.lookUp(ctx, k, delay) })
+	}
+}
+
+// wait waits for the lookups in flight; they end with the run's context.
+func (r *rollouts) wait() {
+	if r != nil {
+		r.wg.Wait()
 	}
 }
 
@@ -95,7 +101,7 @@ func (r *rollouts) lookUp(ctx context.Context, key string, delay time.Duration) 
 	}
 	cur, err := currentRevision(ctx, r.apps, key)
 	select {
-	case r.results <- rolloutResult{key: key, cur: cur, err: err}:
+	case r.results <- rolloutResult{watch: r.watch, key: key, cur: cur, err: err}:
 	case <-ctx.Done():
 	}
 }
@@ -109,8 +115,7 @@ func (r *rollouts) apply(eval *check.Evaluator, res rolloutResult) {
 		delete(r.failures, res.key)
 		eval.SetCurrent(res.key, res.cur)
 		if !slices.Contains(eval.Unconfirmed(), res.key) {
-			r.limiter.Forget(res.key)
-			delete(r.looked, res.key)
+			delete(r.delays, res.key)
 		}
 		return
 	}
@@ -119,16 +124,20 @@ func (r *rollouts) apply(eval *check.Evaluator, res rolloutResult) {
 	if !final && r.failures[res.key] < r.attempts {
 		return
 	}
-	fmt.Fprintf(r.warn, "warning: cannot confirm the rollout of Deployment %s, judging its pods alone: %s\n", res.key, oneLine(res.err))
+	fmt.Fprintf(r.warn, "warning: cannot confirm the rollout of Deployment %s, judging its pods alone: %s\n", res.key, check.OneLine(res.err.Error(), 0))
 	eval.SetCurrent(res.key, check.CurrentRevision{Unverifiable: true})
 }
 
 // currentRevision finds the ReplicaSet for the Deployment's current pod
 // template the way the Deployment controller does: controlled by the
 // Deployment, with the same template apart from the pod-template-hash
-// label, the oldest if several.
+// label, the oldest if several. (kubectl's deployment.GetAllReplicaSets
+// does the same but takes no context, so a lookup could outlive the run.)
 func currentRevision(ctx context.Context, apps appsclient.AppsV1Interface, key string) (check.CurrentRevision, error) {
-	ns, name, _ := strings.Cut(key, "/")
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return check.CurrentRevision{}, fmt.Errorf("deployment key %q: %w", key, err)
+	}
 	d, err := apps.Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return check.CurrentRevision{}, fmt.Errorf("get deployment %s: %w", key, err)

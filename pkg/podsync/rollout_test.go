@@ -1,4 +1,4 @@
-package cmd
+package podsync
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
 func template(image string) corev1.PodTemplateSpec {
@@ -123,16 +124,16 @@ func TestRolloutsApply(t *testing.T) {
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New("no RBAC"))
 	t.Run("confirmed", func(t *testing.T) {
 		var warn bytes.Buffer
-		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn)
-		r.inFlight["shop/web"], r.looked["shop/web"] = true, true
+		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn, 0, nil)
+		r.inFlight["shop/web"], r.delays["shop/web"] = true, source.Backoff().DelayFunc()
 		r.apply(e, rolloutResult{key: "shop/web", cur: check.CurrentRevision{ReplicaSet: "web-new", Hash: "new"}})
-		if v := e.Verdict(); v.State != check.Met || r.inFlight["shop/web"] || r.looked["shop/web"] || warn.Len() != 0 {
-			t.Errorf("after confirmation: %v, in flight %v, looked %v, warning %q", v.State, r.inFlight, r.looked, warn.String())
+		if v := e.Verdict(); v.State != check.Met || r.inFlight["shop/web"] || r.delays["shop/web"] != nil || warn.Len() != 0 {
+			t.Errorf("after confirmation: %v, in flight %v, delays %v, warning %q", v.State, r.inFlight, r.delays, warn.String())
 		}
 	})
 	t.Run("forbidden is final", func(t *testing.T) {
 		var warn bytes.Buffer
-		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn)
+		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn, 0, nil)
 		r.apply(e, rolloutResult{key: "shop/web", err: forbidden})
 		if v := e.Verdict(); v.State != check.Met {
 			t.Errorf("a Deployment the user may not read holds the check: %s", e.Reason(v))
@@ -144,7 +145,7 @@ func TestRolloutsApply(t *testing.T) {
 	})
 	t.Run("other errors are retried up to --max-retries", func(t *testing.T) {
 		var warn bytes.Buffer
-		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn)
+		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn, 0, nil)
 		for i := 1; i <= 3; i++ {
 			r.apply(e, rolloutResult{key: "shop/web", err: errors.New("connection reset")})
 			held := e.Verdict().WaitsOnRollout()
@@ -162,13 +163,14 @@ func TestRolloutsApply(t *testing.T) {
 // and its answer reaches the stream.
 func TestRolloutsAskOncePerDeployment(t *testing.T) {
 	client := fake.NewClientset(deployment("web:2", 2, 2, false), replicaSet("new", "web:2", "dep-uid", 0))
-	r := newRollouts(client.AppsV1(), 3, &bytes.Buffer{})
+	results := make(chan rolloutResult)
+	r := newRollouts(client.AppsV1(), 3, &bytes.Buffer{}, 0, results)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r.ask(ctx, []string{"shop/web"})
 	r.ask(ctx, []string{"shop/web"})
 	select {
-	case res := <-r.results:
+	case res := <-results:
 		if res.err != nil || res.cur.Hash != "new" {
 			t.Errorf("result = %+v", res)
 		}
@@ -176,7 +178,7 @@ func TestRolloutsAskOncePerDeployment(t *testing.T) {
 		t.Fatal("no result")
 	}
 	select {
-	case res := <-r.results:
+	case res := <-results:
 		t.Errorf("a second lookup ran: %+v", res)
 	case <-time.After(200 * time.Millisecond):
 	}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// result is a command measured once per wall time, with peak RSS rss MiB.
+func result(c command, rss float64, walls ...float64) *cmdResult {
+	r := &cmdResult{cmd: c}
+	for _, w := range walls {
+		r.samples = append(r.samples, sample{wall: time.Duration(w * float64(time.Second)), maxRSS: int64(rss * (1 << 20)), firstRow: -1})
+	}
+	return r
+}
+
+func byID(t *testing.T, id string) command {
+	t.Helper()
+	for _, c := range commands {
+		if c.id == id {
+			return c
+		}
+	}
+	t.Fatalf("no command %s", id)
+	return command{}
+}
+
+func TestBestFloorIsTheLowestMedianWall(t *testing.T) {
+	s := &sizeResult{pods: 150000, commands: []*cmdResult{
+		result(byID(t, "floor-500"), 60, 21.8, 21.0, 22.5),
+		result(byID(t, "floor-1000"), 70, 11.5, 11.9, 11.2),
+		// Fastest once, but not in the median.
+		result(byID(t, "floor-5000"), 128, 6.7, 13, 14),
+		result(byID(t, "floor-all"), 1900, 8.7, 8.9, 8.8),
+		{cmd: byID(t, "floor-10000"), skipped: "does not fit: ..."},
+		// Not a floor, however fast.
+		result(byID(t, "podsync"), 900, 1, 1, 1),
+	}}
+	if got := s.bestFloor(); got == nil || got.cmd.id != "floor-all" {
+		t.Fatalf("best floor %v, want floor-all (median 8.8 s)", got)
+	}
+	var b strings.Builder
+	(&report{cfg: &config{}}).writeCommands(&b, s)
+	containsAll(t, "command table", b.String(),
+		"| floor: protobuf LIST, unpaginated **(floor)** | 8.80 (8.70–8.90) |",
+		"| floor: protobuf LIST, pages of 10,000 | does not fit: ... |",
+		"| `kubectl podsync -A --once` | 1.00 (1.00–1.00) | 0.00 (0.00–0.00) | 900 (900–900) | — |  |  | 0.11× | 0.47× |",
+		"Floor at 150000 pods: floor: protobuf LIST, unpaginated, the fastest of the floor variants (median wall 8.80 s, peak RSS 1900 MiB)",
+	)
+	if got := (&sizeResult{commands: []*cmdResult{result(byID(t, "kubectl"), 1, 1)}}).bestFloor(); got != nil {
+		t.Errorf("best floor without floors: %v, want none", got)
+	}
+}
+
+func TestGrowthLineAndProjection(t *testing.T) {
+	ps := byID(t, "podsync")
+	kj := byID(t, "kubectl-json")
+	f1, f5 := byID(t, "floor-1000"), byID(t, "floor-5000")
+	size := func(pods int, rows ...*cmdResult) *sizeResult { return &sizeResult{pods: pods, commands: rows} }
+	r := &report{cfg: &config{}, sizes: []*sizeResult{
+		size(5000, result(ps, 165, 1), result(kj, 994, 6), result(f1, 50, 0.4), result(f5, 60, 0.5)),
+		size(50000, result(ps, 1290, 9), result(kj, 7793, 76), result(f1, 50, 5), result(f5, 61, 4)),
+		size(150000, result(ps, 3900, 30), &cmdResult{cmd: kj, skipped: "does not fit: estimated 23.0 GiB of 14.0 GiB available"}, result(f1, 52, 11.5), result(f5, 128, 6.7)),
+	}}
+	var b strings.Builder
+	r.writeScaling(&b)
+	out := b.String()
+	containsAll(t, "growth section", out,
+		"| command | 5000 pods | 50000 pods | 150000 pods | MiB per 1,000 pods | fixed MiB | projected at 150000 from the smaller sizes | measured |",
+		// podsync: 25 MiB per 1,000 pods + 40 through 5k and 50k: 3790 at
+		// 150k, 3900 measured (+3%); through all three 25.8 + 21.
+		"| `kubectl podsync -A --once` | 165 | 1290 | 3900 | 25.8 | 21 | 3790 | 3900 (+3%) |",
+		"| `kubectl get pods -A -o json` | 994 | 7793 | does not fit | 151.1 | 239 | — | — |",
+		"| floor (the fastest variant at each size) | 50 (LIST, pages of 1,000) | 61 (LIST, pages of 5,000) | 128 (LIST, pages of 5,000) |",
+		"Growth targets (issue 16): `kubectl podsync -A --once` grows 25.8 MiB per 1,000 pods (target ≤ 6: **missed**).",
+	)
+	if _, _, ok := projection([]point{{5000, 1}, {50000, 2}}, 50000); ok {
+		t.Error("projection from one smaller size: want none")
+	}
+}
+
+func TestTargets(t *testing.T) {
+	withRows := func(c *cmdResult, first float64) *cmdResult {
+		for i := range c.samples {
+			c.samples[i].firstRow = time.Duration(first * float64(time.Second))
+		}
+		return c
+	}
+	served := func(id string, addedMiB int64) apiMemory {
+		return apiMemory{cmd: byID(t, id), idle: 500 << 20, peak: (500 + addedMiB) << 20}
+	}
+	s := &sizeResult{pods: 50000, commands: []*cmdResult{
+		result(byID(t, "floor-1000"), 50, 4),
+		withRows(result(byID(t, "podsync"), 290, 4.8), 0.9),
+		withRows(result(byID(t, "kubectl"), 3339, 25), 20),
+		result(byID(t, "podsync-json"), 600, 6),
+	}, apiMemory: []apiMemory{served("kubectl", 300), served("podsync", 40)}, churn: []*churnResult{{Rate: 250, Achieved: 250, Lines: 5000, CPU: 400 * time.Millisecond, P99: 54 * time.Millisecond, Max: 600 * time.Millisecond}}}
+	var b strings.Builder
+	(&report{cfg: &config{}}).writeAPIMemory(&b, s)
+	containsAll(t, "API server table", b.String(),
+		"| `kubectl get pods -A` | 500 | 800 | 300 |",
+		"| `kubectl podsync -A --once` | 500 | 540 | 40 |",
+	)
+	b.Reset()
+	(&report{cfg: &config{}}).writeTargets(&b, s)
+	containsAll(t, "targets", b.String(),
+		"| `podsync -A --once` wall ≤ 1.25× the floor's | 1.20× (4.80 s against 4.00 s) | met |",
+		"| `podsync -A --once` peak RSS ≤ 6 MiB per 1,000 pods | 5.8 (290 MiB) | met |",
+		"| `podsync -A --once -o json` wall ≤ 1.40× the floor's | 1.50× (6.00 s against 4.00 s) | **missed** |",
+		"| `podsync -A --once -o json` peak RSS ≤ 10 MiB per 1,000 pods | 12.0 (600 MiB) | **missed** |",
+		"| time to the first SYNC row ≤ 1.5 s and ≤ kubectl's first row | 0.90 s (kubectl 20.00 s) | met |",
+		"| kube-apiserver memory added by `podsync -A --once` ≤ kubectl's | +40 MiB (kubectl +300 MiB) | met |",
+		"| churn at 250/s: podsync CPU per update ≤ 0.1 ms | 0.080 ms (5000 lines, 250/s reached) | met |",
+		"| churn at 250/s: lag p99 ≤ 100 ms, max ≤ 500 ms, nothing lost | p99 54 ms, max 600 ms, lost 0 | **missed** |",
+	)
+}
+
+// containsAll reports each of wants that text lacks.
+func containsAll(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, text)
+		}
+	}
+}
+
+func TestVerifyOutput(t *testing.T) {
+	run := func(lines, bytes int64, first, wall time.Duration, stderr string) sample {
+		return sample{outLine: lines, outBytes: bytes, firstRow: first, wall: wall, stderr: stderr}
+	}
+	sec := time.Second
+	for _, tc := range []struct {
+		id   string
+		s    sample
+		want string // "" for no error
+	}{
+		{"podsync", run(301, 40000, sec/2, sec, ""), ""},
+		{"podsync", run(300, 40000, sec/2, sec, ""), "podsync printed 300 lines, want 301 for 300 pods"},
+		{"podsync", run(301, 40000, -1, sec, ""), "podsync: first row at -1ns of a 1s run"},
+		{"podsync-json", run(300, 900000, sec/2, sec, ""), ""},
+		{"kubectl-json", run(9000, 2700000, -1, sec, ""), ""},
+		{"kubectl-json", run(3, 100, 0, sec, ""), "kubectl-json printed 100 bytes for 300 pods"},
+		{"floor-all", run(0, 0, -1, sec, "W0101 a warning\npods: 300\n"), ""},
+		{"floor-all", run(0, 0, -1, sec, "pods: 299\n"), `floor-all said "pods: 299", want pods: 300`},
+	} {
+		err := verifyOutput(byID(t, tc.id), 300, tc.s)
+		if got := fmt.Sprint(err); (err == nil) != (tc.want == "") || (err != nil && got != tc.want) {
+			t.Errorf("%s %+v: error %v, want %q", tc.id, tc.s, err, tc.want)
+		}
+	}
+}

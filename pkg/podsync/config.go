@@ -1,0 +1,120 @@
+// Package podsync is the run of kubectl podsync as a library: given a
+// Config and the clients of one or more clusters, it lists and watches the
+// pods, prints every change through one Writer, judges the check, and
+// returns an Outcome. The command (pkg/cmd) only turns flags into a
+// Config and an Outcome into an exit code.
+package podsync
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+)
+
+// Config is everything a run needs besides its clients. Every value has
+// been validated by the caller.
+type Config struct {
+	Scope Scope
+	// Output prints the messages; the run's one goroutine owns it.
+	Output *output.Writer
+	// Stdout is where Output writes, watched for a reader that goes away.
+	Stdout io.Writer
+	// ErrOut receives warnings, progress and the summary.
+	ErrOut io.Writer
+	// JSONSummary also writes the summary as one JSON line (-o json).
+	JSONSummary bool
+	// Check is the CI check; its zero Conditions mean no --until.
+	Check check.Spec
+	// Once judges the initial list and ends.
+	Once bool
+	// Timeout ends the run (0: never).
+	Timeout time.Duration
+	// Workers and MaxRetries shape each cluster's queue.
+	Workers, MaxRetries int
+	// Resync is the informer's resync period (0: none).
+	Resync time.Duration
+	// WatchOnly hides the SYNC messages.
+	WatchOnly bool
+	// SortBy orders the initial SYNC block as kubectl get --sort-by does.
+	SortBy string
+	// KeepManagedFields keeps managedFields for outputs that print them.
+	KeepManagedFields bool
+	// RequestTimeout is --request-timeout, named when a request times out.
+	RequestTimeout time.Duration
+}
+
+// Scope says which pods of each cluster match.
+type Scope struct {
+	// Namespace is the one namespace watched; "" with AllNamespaces.
+	Namespace     string
+	AllNamespaces bool
+	LabelSelector string
+	FieldSelector string
+	// Names, when set, narrows the pods to these names.
+	Names []string
+}
+
+// Clients are the API clients of one cluster.
+type Clients struct {
+	// Kube lists and gets (pods as protobuf, Deployments, Events); each of
+	// its requests is bounded by --request-timeout.
+	Kube kubernetes.Interface
+	// KubeWatch watches pods; it has no client timeout, since a watch is
+	// meant to stay open.
+	KubeWatch kubernetes.Interface
+	// Table lists pods as server-side tables; TableWatch watches them and,
+	// like KubeWatch, has no client timeout.
+	Table, TableWatch rest.Interface
+}
+
+// Cluster is one cluster a run watches.
+type Cluster struct {
+	// Name is the kubeconfig context's name.
+	Name    string
+	Clients *Clients
+	// Source, when set, replaces the pod source built from Clients.
+	Source *source.Source
+}
+
+// NewClients builds the clients of one cluster from its REST config: a
+// protobuf clientset for plain pods, Deployments and Events, and JSON REST
+// clients for server-side tables; the watch clients have no client
+// timeout, so --request-timeout bounds requests but never cuts a watch.
+func NewClients(cfg *rest.Config) (*Clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "kubectl-podsync"
+	cfg.QPS, cfg.Burst = 50, 100
+	kubeCfg := rest.CopyConfig(cfg)
+	kubeCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	kubeCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	tableCfg := rest.CopyConfig(cfg)
+	tableCfg.GroupVersion = &corev1.SchemeGroupVersion
+	tableCfg.APIPath = "/api"
+	tableCfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+
+	var c Clients
+	var err error
+	if c.Kube, err = kubernetes.NewForConfig(kubeCfg); err != nil {
+		return nil, fmt.Errorf("pod client: %w", err)
+	}
+	if c.Table, err = rest.RESTClientFor(tableCfg); err != nil {
+		return nil, fmt.Errorf("table client: %w", err)
+	}
+	kubeCfg.Timeout, tableCfg.Timeout = 0, 0
+	if c.KubeWatch, err = kubernetes.NewForConfig(kubeCfg); err != nil {
+		return nil, fmt.Errorf("pod watch client: %w", err)
+	}
+	if c.TableWatch, err = rest.RESTClientFor(tableCfg); err != nil {
+		return nil, fmt.Errorf("table watch client: %w", err)
+	}
+	return &c, nil
+}

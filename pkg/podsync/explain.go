@@ -1,0 +1,77 @@
+package podsync
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+)
+
+// maxExplained bounds the summary of a failed check; the rest are counted.
+const maxExplained = 10
+
+// explainTime bounds the Events lookups of an explanation: the run's
+// context has ended, and the explanation still gets a short while.
+const explainTime = 15 * time.Second
+
+// explain describes the failing pod and the pods that miss a condition,
+// each with its most recent Events.
+func (s *stream) explain(ctx context.Context, w *watch) ([]check.PodExplanation, int) {
+	v := w.eval.Verdict()
+	keys := w.eval.UnsatisfiedKeys()
+	if v.State == check.Failed {
+		keys = append([]string{v.Failure.Key}, slices.DeleteFunc(keys, func(k string) bool { return k == v.Failure.Key })...)
+	}
+	omitted := 0
+	if len(keys) > maxExplained {
+		keys, omitted = keys[:maxExplained], len(keys)-maxExplained
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), explainTime)
+	defer cancel()
+	var out []check.PodExplanation
+	for _, k := range keys {
+		obj, ok, err := w.ctrl.Indexer().GetByKey(k)
+		if err != nil || !ok {
+			continue
+		}
+		pod := obj.(*source.PodRow).Pod
+		events, err := s.events(ctx, w, pod)
+		if err != nil {
+			fmt.Fprintf(s.stderr, "warning: events of pod %s: %s\n", k, check.OneLine(err.Error(), 0))
+		}
+		x := check.Explain(pod, s.cfg.Check.Conditions, events)
+		if gap, ok := w.eval.RolloutGap(k); ok {
+			x.UnmetConditions = append(x.UnmetConditions, gap)
+		}
+		out = append(out, x)
+	}
+	return out, omitted
+}
+
+// events lists a pod's Events, retrying what may pass, up to --max-retries
+// attempts.
+func (s *stream) events(ctx context.Context, w *watch, pod *corev1.Pod) ([]corev1.Event, error) {
+	if w.clients == nil {
+		return nil, nil
+	}
+	list, err := source.Retry(ctx, source.Backoff(), s.cfg.MaxRetries, mayPass, func() (*corev1.EventList, error) {
+		return w.clients.Kube.CoreV1().Events(pod.Namespace).SearchWithContext(ctx, scheme.Scheme, pod)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	return list.Items, nil
+}
+
+// mayPass reports whether a failed request may work if asked again: the
+// server was unreachable or busy, rather than refusing.
+func mayPass(err error) bool {
+	return source.Unreachable(err) || apierrors.IsInternalError(err)
+}

@@ -1,0 +1,234 @@
+package podsync_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+func TestMain(m *testing.M) {
+	// The reflector logs every cut watch and relist; the model plays many.
+	klog.SetOutput(io.Discard)
+	klog.LogToStderr(false)
+	os.Exit(m.Run())
+}
+
+// modelHistories is how many histories TestModel plays: 2,000 by default
+// (make test), 200 with -short; PODSYNC_MODEL_HISTORIES sets it, and
+// PODSYNC_MODEL_SEED the first seed (default 1), to explore further.
+func modelHistories(t *testing.T) (first uint64, n int) {
+	first, n = 1, 2000
+	if testing.Short() {
+		n = 200
+	}
+	if v := os.Getenv("PODSYNC_MODEL_HISTORIES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			t.Fatalf("PODSYNC_MODEL_HISTORIES=%q: %v", v, err)
+		}
+	}
+	if v := os.Getenv("PODSYNC_MODEL_SEED"); v != "" {
+		var err error
+		if first, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("PODSYNC_MODEL_SEED=%q: %v", v, err)
+		}
+	}
+	return first, n
+}
+
+// modelParallel histories play at once: each mostly waits (on the sim's
+// pauses and the reflector's relist back-off), so many fit on two cores.
+const modelParallel = 24
+
+// TestModel plays random histories through real runs and holds each
+// printed stream and verdict against the truth (checkRun). A failing seed
+// is shrunk to a short history that still fails, and both are printed;
+// PODSYNC_MODEL_SEED=N PODSYNC_MODEL_HISTORIES=1 replays one.
+func TestModel(t *testing.T) {
+	first, n := modelHistories(t)
+	start := time.Now()
+	var (
+		mu       sync.Mutex
+		failures []failure
+		stats    modelStats
+	)
+	sem := make(chan struct{}, modelParallel)
+	var wg sync.WaitGroup
+	for seed := first; seed < first+uint64(n); seed++ {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			h := generate(seed)
+			began := time.Now()
+			bad, err := playAndCheck(h)
+			mu.Lock()
+			defer mu.Unlock()
+			stats.add(h, time.Since(began))
+			if err != nil || len(bad) > 0 {
+				failures = append(failures, failure{h: h, bad: bad, err: err})
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d histories in %s: %s", n, time.Since(start).Round(time.Second), stats)
+	if len(failures) == 0 {
+		return
+	}
+	for _, f := range failures[:min(3, len(failures))] {
+		t.Errorf("history failed:\n%s%s", f.h, f)
+	}
+	if os.Getenv("PODSYNC_MODEL_NO_SHRINK") != "" {
+		return
+	}
+	t.Errorf("%d of %d histories failed; the first, shrunk:\n%s", len(failures), n, shrink(failures[0].h))
+}
+
+// FuzzModel drives the same generator from the fuzzer's bytes, so that the
+// fuzzer can grow the histories that reach new code.
+func FuzzModel(f *testing.F) {
+	for _, seed := range []string{"\x01", "podsync", strings.Repeat("\xff\x00\x7f", 40)} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h := generateFrom(rand.New(&byteSource{data: data}), 0)
+		bad, err := playAndCheck(h)
+		if err != nil || len(bad) > 0 {
+			t.Fatalf("history failed:\n%s%s", h, failure{h: h, bad: bad, err: err})
+		}
+	})
+}
+
+// byteSource is a rand.Source that reads the fuzzer's bytes, then goes on
+// with a generator seeded by them (a constant stream would make rejection
+// sampling loop for ever).
+type byteSource struct {
+	data []byte
+	at   int
+	rest *rand.PCG
+}
+
+func (b *byteSource) Uint64() uint64 {
+	if b.at+8 <= len(b.data) {
+		b.at += 8
+		return binary.LittleEndian.Uint64(b.data[b.at-8 : b.at])
+	}
+	if b.rest == nil {
+		h := fnv.New64a()
+		h.Write(b.data)
+		b.rest = rand.NewPCG(h.Sum64(), uint64(len(b.data)))
+	}
+	return b.rest.Uint64()
+}
+
+type failure struct {
+	h   *history
+	bad []string
+	err error
+}
+
+func (f failure) String() string {
+	if f.err != nil {
+		return "  error: " + f.err.Error() + "\n"
+	}
+	return "  " + strings.Join(f.bad, "\n  ") + "\n"
+}
+
+func playAndCheck(h *history) ([]string, error) {
+	res, err := play(h)
+	if err != nil {
+		return nil, err
+	}
+	bad := checkRun(res)
+	if len(bad) > 0 {
+		bad = append(bad, fmt.Sprintf("exit %d (%v); stdout:\n%sstderr:\n%s", res.outcome.ExitCode(), res.outcome.Err, res.stdout, res.stderr))
+	}
+	return bad, nil
+}
+
+// shrink removes steps, initial pods and workers from a failing history
+// while it still fails (a timing-dependent failure gets three tries per
+// candidate), for at most two minutes.
+func shrink(h *history) string {
+	deadline := time.Now().Add(2 * time.Minute)
+	fails := func(c *history) bool {
+		for range 3 {
+			if bad, err := playAndCheck(c); err != nil || len(bad) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	cur := *h
+	for i := len(cur.ops) - 1; i >= 0 && time.Now().Before(deadline); i-- {
+		c := cur
+		c.ops = append(append([]op{}, cur.ops[:i]...), cur.ops[i+1:]...)
+		if fails(&c) {
+			cur = c
+		}
+	}
+	for k := range cur.initial {
+		if time.Now().After(deadline) {
+			break
+		}
+		c := cur
+		c.initial = map[int]podState{}
+		for kk, st := range cur.initial {
+			if kk != k {
+				c.initial[kk] = st
+			}
+		}
+		if fails(&c) {
+			cur = c
+		}
+	}
+	if c := cur; c.workers > 1 && time.Now().Before(deadline) {
+		c.workers = 1
+		if fails(&c) {
+			cur = c
+		}
+	}
+	return cur.String()
+}
+
+// modelStats sums up what the histories covered.
+type modelStats struct {
+	histories, ops, longest, relists, cuts, recreates int
+	slowest                                           time.Duration
+	formats                                           map[string]int
+}
+
+func (s *modelStats) add(h *history, took time.Duration) {
+	if s.formats == nil {
+		s.formats = map[string]int{}
+	}
+	s.histories++
+	s.ops += len(h.ops)
+	s.longest = max(s.longest, len(h.ops))
+	s.slowest = max(s.slowest, took)
+	s.formats[h.format]++
+	for _, o := range h.ops {
+		switch o.kind {
+		case opCompact:
+			s.relists++
+		case opCut:
+			s.cuts++
+		case opRecreate:
+			s.recreates++
+		}
+	}
+}
+
+func (s modelStats) String() string {
+	return fmt.Sprintf("%d steps (longest history %d steps, slowest %s), %d relists, %d cut watches, %d recreations; formats %v",
+		s.ops, s.longest, s.slowest.Round(time.Millisecond), s.relists, s.cuts, s.recreates, s.formats)
+}

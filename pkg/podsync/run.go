@@ -1,0 +1,149 @@
+package podsync
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+)
+
+// Run streams messages until the run ends: --once, --until met or failed,
+// --timeout, a cancelled ctx (a SignalError or ErrTimeout cause), a
+// reader of stdout that went away, or a cluster that cannot be used. It
+// writes the summary, when one is due, before it returns.
+func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
+	start := time.Now()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if cfg.Timeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, cfg.Timeout, ErrTimeout)
+		defer stop()
+	}
+	s := newStream(ctx, cfg)
+	for i, c := range clusters {
+		w, err := newWatch(ctx, cancel, cfg, i, c, s)
+		if err != nil {
+			return Outcome{Verdict: Broken, Err: err}
+		}
+		s.watches = append(s.watches, w)
+	}
+	var wg sync.WaitGroup
+	for _, w := range s.watches {
+		wg.Go(func() { _ = w.ctrl.Run(ctx) })
+		wg.Go(func() {
+			select {
+			case <-w.ctrl.InitialDone():
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case s.initialDone <- w.index:
+			case <-ctx.Done(): // the loop has ended already
+			}
+		})
+	}
+	end := s.loop(ctx)
+	cancel(end.cause)
+	wg.Wait()
+	return s.finish(ctx, end, time.Since(start))
+}
+
+// watch is one cluster's part of a run: its controller (informer, queue,
+// workers), its check, its connection state and its rollout lookups. The
+// stream goroutine alone reads and changes it after newWatch.
+type watch struct {
+	index    int
+	name     string
+	clients  *Clients
+	ctrl     *controller.Controller
+	eval     *check.Evaluator
+	rollouts *rollouts
+	// events counts the messages of each kind.
+	events map[string]int
+	// initial: the whole initial list has been delivered.
+	initial bool
+	// synced holds the SYNC messages until the initial list is complete,
+	// when --sort-by orders them.
+	synced []controller.Message
+}
+
+func newWatch(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*watch, error) {
+	w := &watch{index: i, name: c.Name, clients: c.Clients, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check)}
+	src := c.Source
+	if src == nil {
+		conn := &connection{ctx: ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once}
+		built := podSource(cfg, c.Clients, conn)
+		src = &built
+	}
+	if c.Clients != nil {
+		// Without clients (a source given by a test) Deployments cannot be
+		// looked up, so their pods are judged alone.
+		w.rollouts = newRollouts(c.Clients.Kube.AppsV1(), cfg.MaxRetries, s.stderr, i, s.lookups)
+		w.eval.ConfirmRollouts()
+	}
+	ctrl, err := controller.New(controller.Options{
+		ListerWatcher: src.ListerWatcher(),
+		Deliver: func(ctx context.Context, msgs []controller.Message) error {
+			select {
+			case s.deliveries <- delivery{watch: i, msgs: msgs}:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		},
+		Workers:           cfg.Workers,
+		MaxRetries:        cfg.MaxRetries,
+		Resync:            cfg.Resync,
+		HideSync:          cfg.WatchOnly,
+		KeepManagedFields: cfg.KeepManagedFields,
+		OnDrop: func(key cache.ObjectName, err error) {
+			fmt.Fprintf(s.stderr, "error: pod %s: %s\n", key, check.OneLine(err.Error(), 0))
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pod controller: %w", err)
+	}
+	w.ctrl = ctrl
+	return w, nil
+}
+
+// podSource builds the ListerWatcher's source: server-side tables for the
+// table output, plain protobuf pods for every other output, narrowed to
+// the named pods, retried while the server is unreachable.
+func podSource(cfg Config, c *Clients, r source.Reporter) source.Source {
+	filter := source.Filter{Namespace: cfg.Scope.Namespace, LabelSelector: cfg.Scope.LabelSelector,
+		FieldSelector: cfg.Scope.FieldSelector, KeepManagedFields: cfg.KeepManagedFields}
+	if len(cfg.Scope.Names) == 1 {
+		// One name can be matched by the server.
+		filter.FieldSelector = joinSelectors(filter.FieldSelector, "metadata.name="+cfg.Scope.Names[0])
+	}
+	var src source.Source
+	if cfg.Output.Shape() == output.Table {
+		src = source.Tables(source.TableClients{List: c.Table, Watch: c.TableWatch}, filter, r)
+	} else {
+		src = source.Objects(c.Kube, c.KubeWatch, filter, r)
+	}
+	if len(cfg.Scope.Names) > 1 {
+		names := map[string]bool{}
+		for _, n := range cfg.Scope.Names {
+			names[n] = true
+		}
+		src = src.ByName(names)
+	}
+	return src.Retrying(source.Backoff())
+}
+
+func joinSelectors(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "," + b
+}

@@ -1,0 +1,329 @@
+package podsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+)
+
+// stream is the one goroutine that owns stdout: it judges each message,
+// then prints it, and decides when the run is over.
+type stream struct {
+	cfg     Config
+	writer  *output.Writer
+	stderr  io.Writer
+	watches []*watch
+
+	deliveries  chan delivery
+	initialDone chan int
+	lookups     chan rolloutResult
+	// stdoutGone closes when the reader of stdout has gone; outClosed
+	// says it has, so a check judges on without printing.
+	stdoutGone <-chan struct{}
+	outClosed  bool
+}
+
+// delivery is one key's messages from a worker of watches[watch].
+type delivery struct {
+	watch int
+	msgs  []controller.Message
+}
+
+// ending is why the loop stopped.
+type ending struct {
+	verdict Verdict
+	// cause is the error of a Broken run, or the SignalError of an
+	// Interrupted one.
+	cause error
+	// summary: the run ends with a summary on stderr.
+	summary bool
+}
+
+func newStream(ctx context.Context, cfg Config) *stream {
+	return &stream{
+		cfg:         cfg,
+		writer:      cfg.Output,
+		stderr:      &lockedWriter{w: cfg.ErrOut},
+		deliveries:  make(chan delivery),
+		initialDone: make(chan int),
+		lookups:     make(chan rolloutResult),
+		stdoutGone:  output.WatchClosed(ctx, cfg.Stdout),
+	}
+}
+
+func (s *stream) loop(ctx context.Context) ending {
+	s.writer.SetBuffered(true)
+	for {
+		select {
+		case <-ctx.Done():
+			return s.fromCause(context.Cause(ctx))
+		case <-s.stdoutGone:
+			s.stdoutGone = nil
+			if end, over := s.outputGone(); over {
+				return end
+			}
+		case i := <-s.initialDone:
+			if end, over := s.initialListDone(s.watches[i]); over {
+				return end
+			}
+		case res := <-s.lookups:
+			s.watches[res.watch].rollouts.apply(s.watches[res.watch].eval, res)
+		case d := <-s.deliveries:
+			if end, over := s.handle(s.watches[d.watch], d.msgs); over {
+				return end
+			}
+		}
+		if end, over := s.judge(ctx); over {
+			return end
+		}
+	}
+}
+
+// initialListDone prints the initial list of w, sorted when asked, and
+// once every cluster's list is in, lets each later line out as it comes.
+func (s *stream) initialListDone(w *watch) (ending, bool) {
+	w.initial = true
+	if s.cfg.SortBy != "" {
+		if err := sortByField(w.synced, s.cfg.SortBy); err != nil {
+			return ending{verdict: Broken, cause: UsageError{Err: err}}, true
+		}
+		for _, m := range w.synced {
+			if end, over := s.print(m); over {
+				return end, true
+			}
+		}
+		w.synced = nil
+	}
+	if !s.allInitial() {
+		return ending{}, false
+	}
+	s.writer.SetBuffered(false)
+	return s.flush()
+}
+
+// handle judges each message of one key, then prints it: the verdict never
+// waits on, nor depends on, printing.
+func (s *stream) handle(w *watch, msgs []controller.Message) (ending, bool) {
+	if s.cfg.Once && w.initial {
+		return ending{}, false // --once judges the initial list only
+	}
+	for _, m := range msgs {
+		s.observe(w, m)
+		if m.Kind == controller.Sync && s.cfg.SortBy != "" && !s.cfg.WatchOnly {
+			w.synced = append(w.synced, m)
+			continue
+		}
+		if end, over := s.print(m); over {
+			return end, true
+		}
+	}
+	return ending{}, false
+}
+
+// observe counts the message and tells the check about it.
+func (s *stream) observe(w *watch, m controller.Message) {
+	w.events[m.Kind.String()]++
+	key := m.Key.String()
+	switch {
+	case m.Kind != controller.Gone:
+		w.eval.ObserveStatus(key, m.Row.Pod, source.Cell(m.Row, "Status"), m.Kind == controller.Sync)
+	case m.Row == nil:
+		fmt.Fprintf(s.stderr, "warning: pod %s was deleted while the watch was down; its last state is not known\n", key)
+		w.eval.Forget(key)
+	default:
+		w.eval.Forget(key)
+	}
+}
+
+// print writes one message. A message the printer cannot format (a
+// template that fails on this pod) is reported on stderr and the stream
+// goes on; stdout that cannot be written ends the output.
+func (s *stream) print(m controller.Message) (ending, bool) {
+	if s.outClosed {
+		return ending{}, false
+	}
+	err := s.writer.Write(m)
+	var we *output.WriteError
+	switch {
+	case err == nil:
+		return ending{}, false
+	case errors.As(err, &we):
+		return s.writeFailed(we)
+	}
+	fmt.Fprintf(s.stderr, "error: %s\n", check.OneLine(err.Error(), 0))
+	return ending{}, false
+}
+
+func (s *stream) flush() (ending, bool) {
+	if s.outClosed {
+		return ending{}, false
+	}
+	var we *output.WriteError
+	if err := s.writer.Flush(); errors.As(err, &we) {
+		return s.writeFailed(we)
+	}
+	return ending{}, false
+}
+
+// writeFailed ends the output: a reader that went away (`| head -1`) ends
+// it quietly; any other failure to write ends the run with an error.
+func (s *stream) writeFailed(we *output.WriteError) (ending, bool) {
+	if errors.Is(we, syscall.EPIPE) {
+		return s.outputGone()
+	}
+	return ending{verdict: Broken, cause: fmt.Errorf("write output: %w", we.Err)}, true
+}
+
+// outputGone handles a reader of stdout that went away. A plain stream has
+// done its job: the reader asked for no more, so it ends quietly with 0. A
+// check goes on judging without printing and exits with its verdict.
+func (s *stream) outputGone() (ending, bool) {
+	s.outClosed = true
+	if checking(s.cfg.Check) {
+		return ending{}, false
+	}
+	return ending{verdict: Done}, true
+}
+
+// checking reports whether the run judges pods, so its exit code is a
+// verdict.
+func checking(spec check.Spec) bool {
+	return len(spec.Conditions) > 0 || len(spec.FailOn) > 0 || spec.MaxRestarts != check.Unset
+}
+
+func (s *stream) allInitial() bool {
+	for _, w := range s.watches {
+		if !w.initial {
+			return false
+		}
+	}
+	return true
+}
+
+// judge decides whether the run is over. A failure in any cluster ends it
+// at once, except with --once, which judges the whole initial lists; the
+// check is met only once every cluster's initial list has been seen and
+// every cluster meets it. When only Deployments not yet confirmed hold a
+// cluster back, they are looked up; --once waits for those answers.
+func (s *stream) judge(ctx context.Context) (ending, bool) {
+	all := s.allInitial()
+	if s.state() == check.Failed && (!s.cfg.Once || all) {
+		return ending{verdict: Failed, summary: true}, true
+	}
+	if !all {
+		return ending{}, false
+	}
+	if s.state() == check.Met {
+		return ending{verdict: Met, summary: true}, true
+	}
+	waiting := false
+	for _, w := range s.watches {
+		if v := w.eval.Verdict(); v.WaitsOnRollout() {
+			keys := w.eval.Unconfirmed()
+			if !s.cfg.Once || !answered(w.eval, keys) {
+				w.rollouts.ask(ctx, keys)
+				waiting = true
+			}
+		}
+	}
+	if !s.cfg.Once || waiting {
+		return ending{}, false
+	}
+	return s.settled(), true
+}
+
+// state combines the clusters' checks: failed when one failed, met when
+// all met.
+func (s *stream) state() check.State {
+	met := true
+	for _, w := range s.watches {
+		switch w.eval.Verdict().State {
+		case check.Failed:
+			return check.Failed
+		case check.Pending:
+			met = false
+		}
+	}
+	if met {
+		return check.Met
+	}
+	return check.Pending
+}
+
+// settled is the ending of a run that stops now, at --timeout or on the
+// --once state: a check is met, failed or not met; a plain stream is done.
+func (s *stream) settled() ending {
+	switch {
+	case s.state() == check.Failed:
+		return ending{verdict: Failed, summary: true}
+	case len(s.cfg.Check.Conditions) == 0:
+		return ending{verdict: Done}
+	case s.state() == check.Met:
+		return ending{verdict: Met, summary: true}
+	}
+	return ending{verdict: NotMet, summary: true}
+}
+
+// answered reports whether every one of the Deployments has been looked up.
+func answered(eval *check.Evaluator, deployments []string) bool {
+	for _, k := range deployments {
+		if !eval.HasCurrent(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// fromCause turns the reason the context ended into an ending.
+func (s *stream) fromCause(cause error) ending {
+	var sig SignalError
+	switch {
+	case errors.As(cause, &sig):
+		return ending{verdict: Interrupted, cause: cause, summary: true}
+	case errors.Is(cause, ErrTimeout):
+		end := s.settled()
+		end.summary = true
+		return end
+	}
+	return ending{verdict: Broken, cause: cause}
+}
+
+// finish prints the summary when one is due and returns the outcome.
+func (s *stream) finish(ctx context.Context, end ending, took time.Duration) Outcome {
+	for _, w := range s.watches {
+		// The run's context has ended, so lookups still running stop now.
+		w.rollouts.wait()
+	}
+	out := Outcome{Verdict: end.verdict, Err: end.cause}
+	var sig SignalError
+	if errors.As(end.cause, &sig) {
+		out.Signal, out.Err = sig.Signal, nil
+	}
+	if !end.summary {
+		return out
+	}
+	s.flush()
+	s.summary(ctx, out, took)
+	return out
+}
+
+// lockedWriter lets workers report dropped keys while the stream writes.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

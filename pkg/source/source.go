@@ -1,0 +1,83 @@
+package source
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// ListFunc lists pods as rows: the whole list, or the page the options ask
+// for.
+type ListFunc func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error)
+
+// WatchFunc watches pods; each event's object is a *PodRow, or a
+// *metav1.Status for an ERROR event.
+type WatchFunc func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+
+// Source is what the informer's reflector needs: a list and a watch of pod
+// rows. Sources are built by Tables and Objects and changed by decorators
+// (ByName, Retrying) that wrap the two functions.
+type Source struct {
+	List  ListFunc
+	Watch WatchFunc
+}
+
+// ListerWatcher wraps the source for the reflector, opted out of WatchList
+// semantics: a streaming list ends with a bookmark whose row carries only
+// metadata, and both sources read lists in pages of one snapshot instead.
+func (s Source) ListerWatcher() cache.ListerWatcher {
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			list, err := s.List(ctx, opts)
+			if err != nil {
+				// A nil *PodRowList inside the interface would look like a list.
+				return nil, err
+			}
+			return list, nil
+		},
+		WatchFuncWithContext: cache.WatchFuncWithContext(s.Watch),
+	}
+	return cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{})
+}
+
+type noWatchList struct{}
+
+func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
+
+// Filter selects the pods a source lists and watches; the server applies it.
+type Filter struct {
+	Namespace     string // empty for all namespaces
+	LabelSelector string
+	FieldSelector string
+	// KeepManagedFields keeps managedFields (--show-managed-fields);
+	// otherwise each page drops them as soon as it is decoded.
+	KeepManagedFields bool
+}
+
+// apply merges the filter into the reflector's options.
+func (f Filter) apply(opts metav1.ListOptions) metav1.ListOptions {
+	opts.LabelSelector = f.LabelSelector
+	opts.FieldSelector = f.FieldSelector
+	return opts
+}
+
+// Reporter hears about each request the source makes, so the caller can tell
+// a failing start from a dropped connection.
+type Reporter interface {
+	// Result is called after every list and every watch request.
+	Result(verb string, err error)
+}
+
+type nopReporter struct{}
+
+func (nopReporter) Result(string, error) {}
+
+func orNop(r Reporter) Reporter {
+	if r == nil {
+		return nopReporter{}
+	}
+	return r
+}
