@@ -57,6 +57,19 @@ type Options struct {
 	// Detach lets the processes outlive this process (hack/cluster up).
 	// Otherwise the kernel kills them when this process dies.
 	Detach bool
+	// NoCrashLogs turns off the logs of crash-looping pods. By default
+	// every pod in StateCrashLoop gets CrashLoopLog (see KeepCrashLogs),
+	// kept by a goroutine of this process until Stop, or with Detach by
+	// the process CrashLogsCommand describes. The keeper watches the
+	// metadata of all pods, which a benchmark may not want.
+	NoCrashLogs bool
+	// CrashLogsCommand is the program and arguments of a process that
+	// runs KeepCrashLogs on the cluster folder, which is appended as the
+	// last argument, until SIGTERM. It runs as component CrashLogs, and
+	// only with Detach, where no goroutine of this process could keep the
+	// logs; without it a detached cluster has no crash logs.
+	// hack/cluster passes a copy of itself.
+	CrashLogsCommand []string
 }
 
 // Cluster is a running local control plane.
@@ -64,7 +77,7 @@ type Cluster struct {
 	// Dir is the working folder given in Options.
 	Dir string
 	// Kubeconfig is the admin kubeconfig, with contexts AdminContext
-	// (current) and RestrictedContext.
+	// (current), RestrictedContext, NoPodLogsContext and NoEventsContext.
 	Kubeconfig string
 	// Server is the API server's URL, https://127.0.0.1:PORT.
 	Server string
@@ -74,6 +87,10 @@ type Cluster struct {
 
 	mu         sync.Mutex
 	components []*component
+
+	// stopKeeper ends the KeepCrashLogs goroutine and waits for it; nil
+	// when none runs.
+	stopKeeper func()
 }
 
 // state is what Attach needs to find the processes of a cluster again.
@@ -111,10 +128,22 @@ func Attach(dir string) (*Cluster, error) {
 	}, nil
 }
 
+// LogTo sends the cluster's progress and error lines to w from now on;
+// Attach starts with none.
+func (c *Cluster) LogTo(w io.Writer) { c.log = w }
+
 // Stop ends the cluster's processes, newest first: SIGTERM to each process
 // group, SIGKILL after a grace period. It signals only processes it started
 // (checked by PID and start time) and leaves Dir in place for the logs.
 func (c *Cluster) Stop() error {
+	// The keeper takes c.mu itself, so it is ended before Stop takes it.
+	c.mu.Lock()
+	stopKeeper := c.stopKeeper
+	c.stopKeeper = nil
+	c.mu.Unlock()
+	if stopKeeper != nil {
+		stopKeeper()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var errs []error

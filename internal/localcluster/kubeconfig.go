@@ -16,10 +16,17 @@ const (
 	// AdminContext is the admin kubeconfig's current context (group system:masters).
 	AdminContext = "podsync-admin"
 	// RestrictedContext authenticates as RestrictedUser, which no RBAC rule
-	// grants anything, for "forbidden" cases.
+	// grants anything (every request but discovery and whoami is
+	// Forbidden), for "forbidden" cases.
 	RestrictedContext = "podsync-restricted"
 	// RestrictedUser is the user name of RestrictedContext.
 	RestrictedUser = "podsync-restricted"
+	// NoPodLogsContext authenticates as the user of the same name in
+	// NoPodLogsGroup: it may watch pods and events but not read logs.
+	NoPodLogsContext = "podsync-no-pod-logs"
+	// NoEventsContext authenticates as the user of the same name in
+	// NoEventsGroup: it may watch pods and read logs but not list events.
+	NoEventsContext = "podsync-no-events"
 )
 
 // kubeUser is one user entry of a kubeconfig, with the context that uses it.
@@ -51,6 +58,11 @@ func writeKubeconfig(path, server string, caPEM []byte, users ...kubeUser) error
 	if len(users) > 0 {
 		cfg.CurrentContext = users[0].context
 	}
+	return saveKubeconfig(cfg, path)
+}
+
+// saveKubeconfig writes cfg readable only by its owner, as it holds keys.
+func saveKubeconfig(cfg *clientcmdapi.Config, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create folder for kubeconfig: %w", err)
 	}

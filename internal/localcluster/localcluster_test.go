@@ -77,6 +77,8 @@ func TestCluster(t *testing.T) {
 			t.Run("state="+s.state, func(t *testing.T) { t.Parallel(); testState(t, k, s) })
 		}
 		t.Run("restricted", func(t *testing.T) { t.Parallel(); testRestricted(t, c, bin) })
+		t.Run("logs", func(t *testing.T) { t.Parallel(); testLogs(t, c, bin, k) })
+		t.Run("crash logs", func(t *testing.T) { t.Parallel(); testCrashLoopLogs(t, c, bin, k) })
 	})
 	t.Run("restart", func(t *testing.T) { testRestart(t, c, bin, k) })
 

@@ -4,9 +4,12 @@ package localcluster
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // kwokNodeAnnotation marks the nodes kwok manages; kwok ignores any other.
@@ -15,6 +18,9 @@ const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 // plan is a prepared cluster: files written, processes not started yet.
 type plan struct {
 	comps map[string]*component
+	// kwokModule is the source folder of the kwok version in BinDir, for
+	// its stages and CRDs.
+	kwokModule string
 }
 
 // prepare resets Dir, picks ports and writes certificates, kubeconfigs and
@@ -31,7 +37,11 @@ func (c *Cluster) prepare(o Options) (*plan, error) {
 	if err := c.writePKI(); err != nil {
 		return nil, err
 	}
-	if err := c.writeConfigs(o); err != nil {
+	modDir, err := kwokModuleDir(filepath.Join(o.BinDir, Kwok))
+	if err != nil {
+		return nil, fmt.Errorf("kwok: %w", err)
+	}
+	if err := c.writeConfigs(o, modDir); err != nil {
 		return nil, err
 	}
 	comps := []*component{
@@ -41,9 +51,18 @@ func (c *Cluster) prepare(o Options) (*plan, error) {
 		c.scheduler(o, pt),
 		c.kwok(o, pt),
 	}
-	p := &plan{comps: map[string]*component{}}
+	p := &plan{comps: map[string]*component{}, kwokModule: modDir}
 	for _, comp := range comps {
 		comp.Binary = filepath.Join(o.BinDir, comp.Name)
+	}
+	if len(o.CrashLogsCommand) > 0 && o.Detach && !o.NoCrashLogs {
+		comps = append(comps, &component{
+			Name:   CrashLogs,
+			Binary: o.CrashLogsCommand[0],
+			Args:   append(slices.Clone(o.CrashLogsCommand[1:]), o.Dir),
+		})
+	}
+	for _, comp := range comps {
 		comp.Log = filepath.Join(o.Dir, "logs", comp.Name+".log")
 		p.comps[comp.Name] = comp
 	}
@@ -74,6 +93,16 @@ func (c *Cluster) writePKI() error {
 	if err := writeKeyPair(serving, c.pkiPath("serving.crt"), c.pkiPath("serving.key")); err != nil {
 		return err
 	}
+	// kwok's kubelet endpoint has its own certificate, as a kubelet does;
+	// the API server checks it against the cluster CA when it fetches logs
+	// (the nodes' address is 127.0.0.1, which the certificate names).
+	kubelet, err := ca.servingCert("podsync-kwok-kubelet")
+	if err != nil {
+		return err
+	}
+	if err := writeKeyPair(kubelet, c.pkiPath("kwok.crt"), c.pkiPath("kwok.key")); err != nil {
+		return err
+	}
 	sa, err := newServiceAccountKey()
 	if err != nil {
 		return err
@@ -93,14 +122,23 @@ func (c *Cluster) writeClientKubeconfigs(ca *authority) error {
 	if err := writeKeyPair(admin, c.pkiPath("admin.crt"), c.pkiPath("admin.key")); err != nil {
 		return err
 	}
-	restricted, err := ca.clientCert(RestrictedUser)
-	if err != nil {
-		return err
+	users := []kubeUser{{context: AdminContext, name: "podsync-admin", creds: admin}}
+	for _, u := range []struct{ name, group string }{
+		{RestrictedUser, ""},
+		{NoPodLogsContext, NoPodLogsGroup},
+		{NoEventsContext, NoEventsGroup},
+	} {
+		var groups []string
+		if u.group != "" {
+			groups = append(groups, u.group)
+		}
+		creds, err := ca.clientCert(u.name, groups...)
+		if err != nil {
+			return err
+		}
+		users = append(users, kubeUser{context: u.name, name: u.name, creds: creds})
 	}
-	if err := writeKubeconfig(c.Kubeconfig, c.Server, ca.certPEM,
-		kubeUser{context: AdminContext, name: "podsync-admin", creds: admin},
-		kubeUser{context: RestrictedContext, name: RestrictedUser, creds: restricted},
-	); err != nil {
+	if err := writeKubeconfig(c.Kubeconfig, c.Server, ca.certPEM, users...); err != nil {
 		return err
 	}
 	// The users the bootstrap RBAC policy grants the components' rights to;
@@ -125,7 +163,7 @@ func (c *Cluster) writeClientKubeconfigs(ca *authority) error {
 
 func (c *Cluster) configPath(name string) string { return filepath.Join(c.Dir, "config", name) }
 
-func (c *Cluster) writeConfigs(o Options) error {
+func (c *Cluster) writeConfigs(o Options, modDir string) error {
 	// The scheduler's API rate limits only exist in its config file; the
 	// defaults (50 qps) would take minutes to bind 50,000 pods.
 	sched := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
@@ -140,10 +178,6 @@ leaderElection:
 	if err := os.WriteFile(c.configPath("kube-scheduler.yaml"), []byte(sched), 0o644); err != nil {
 		return fmt.Errorf("write scheduler config: %w", err)
 	}
-	modDir, err := kwokModuleDir(filepath.Join(o.BinDir, Kwok))
-	if err != nil {
-		return fmt.Errorf("kwok: %w", err)
-	}
 	// kwok applies its defaults only when it has no configuration at all,
 	// so every option it needs is spelled out here.
 	opts := map[string]any{
@@ -155,9 +189,11 @@ leaderElection:
 		"enablePodsOnNodeSyncListPager":   true,
 		"enablePodsOnNodeSyncStreamWatch": false,
 		"manageAllNodes":                  false,
-		"enableDebuggingHandlers":         false,
-		"enableProfilingHandler":          false,
-		"enableContentionProfiling":       false,
+		// The debugging handlers include the kubelet's containerLogs
+		// endpoint; without them the API server gets 405 for pods/log.
+		"enableDebuggingHandlers":   true,
+		"enableProfilingHandler":    false,
+		"enableContentionProfiling": false,
 	}
 	return writeKwokConfig(c.configPath("kwok.yaml"), modDir, o.PodStages, opts)
 }
@@ -211,6 +247,12 @@ func (c *Cluster) apiServer(o Options, pt ports) *component {
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true",
 		"--profiling=false",
+		// Logs come from kwok's kubelet endpoint on the nodes' InternalIP
+		// (127.0.0.1), verified like a real kubelet's serving certificate.
+		// Without the address type the API server would try the nodes'
+		// Hostname first, which does not resolve.
+		"--kubelet-preferred-address-types=InternalIP",
+		"--kubelet-certificate-authority=" + c.pkiPath("ca.crt"),
 	}
 	return &component{
 		Name:   APIServer,
@@ -275,6 +317,15 @@ func (c *Cluster) kwok(o Options, pt ports) *component {
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 			"--server-address=" + hostPort(pt.kwok),
+			// The kubelet endpoint the API server calls for container logs;
+			// kwok's node-initialize stage writes the address and port into
+			// each node's status. The same port serves HTTP (health) and
+			// HTTPS.
+			"--node-ip=127.0.0.1",
+			"--node-port=" + strconv.Itoa(pt.kwok),
+			"--tls-cert-file=" + c.pkiPath("kwok.crt"),
+			"--tls-private-key-file=" + c.pkiPath("kwok.key"),
+			"--enable-crds=" + strings.Join(slices.Sorted(maps.Keys(kwokCRDs)), ","),
 			"--node-lease-duration-seconds=40",
 			// Its INFO level logs every lease renewal; errors stay visible.
 			"-v=WARN",

@@ -169,7 +169,8 @@ func (c *Cluster) createNodes(ctx context.Context, n int) error {
 }
 
 // fakeNode is a node for kwok with room for 50,000 pods on its own, so any
-// spread of a large test over the nodes fits.
+// spread of a large test over the nodes fits. Every node has the address
+// 127.0.0.1, as kwok serves the kubelet API of all of them on one port.
 func fakeNode(i int) *corev1.Node {
 	name := nodeName(i)
 	res := corev1.ResourceList{
@@ -190,14 +191,9 @@ func fakeNode(i int) *corev1.Node {
 			Annotations: map[string]string{kwokNodeAnnotation: "fake"},
 		},
 		Spec: corev1.NodeSpec{PodCIDR: podCIDR(i), PodCIDRs: []string{podCIDR(i)}},
-		Status: corev1.NodeStatus{
-			Capacity:    res,
-			Allocatable: res,
-			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeInternalIP, Address: nodeIP(i)},
-				{Type: corev1.NodeHostName, Address: name},
-			},
-		},
+		// No addresses: kwok's node-initialize stage fills in 127.0.0.1 (its
+		// --node-ip, where it serves container logs) and the kubelet port.
+		Status: corev1.NodeStatus{Capacity: res, Allocatable: res},
 	}
 }
 

@@ -18,14 +18,13 @@ import (
 // takes seconds; a minute-plus means something is wrong.
 const startTimeout = 2 * time.Minute
 
-// Address ranges, chosen not to overlap: services, node IPs, and one /16 of
-// pod IPs per node (room for 50,000 pods on a single node).
+// Address ranges, chosen not to overlap: services, and one /16 of pod IPs
+// per node (room for 50,000 pods on a single node).
 const (
 	serviceCIDR = "10.96.0.0/16"
 	maxNodes    = 100
 )
 
-func nodeIP(i int) string   { return fmt.Sprintf("10.64.0.%d", i+1) }
 func podCIDR(i int) string  { return fmt.Sprintf("10.%d.0.0/16", 128+i) }
 func nodeName(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
 
@@ -62,8 +61,24 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		return nil, fmt.Errorf("start local cluster in %s: %w", o.Dir, err)
 	}
+	if !o.NoCrashLogs && !o.Detach {
+		c.startKeeper()
+	}
 	c.logf("ready in %s; export KUBECONFIG=%s", time.Since(began).Round(100*time.Millisecond), c.Kubeconfig)
 	return c, nil
+}
+
+// startKeeper runs KeepCrashLogs in this process until Stop.
+func (c *Cluster) startKeeper() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := c.KeepCrashLogs(ctx); err != nil {
+			c.logf("%v", err)
+		}
+	}()
+	c.stopKeeper = func() { cancel(); <-done }
 }
 
 func (o Options) normalize() (Options, error) {
@@ -126,12 +141,21 @@ func (c *Cluster) boot(ctx context.Context, o Options) error {
 	steps := []step{
 		{"etcd", func(ctx context.Context) error { return c.launch(ctx, p.comps[Etcd]) }},
 		{"kube-apiserver", func(ctx context.Context) error { return c.launch(ctx, p.comps[APIServer]) }},
+		{"kwok CRDs, test roles", func(ctx context.Context) error {
+			if err := c.installKwokCRDs(ctx, p.kwokModule); err != nil {
+				return err
+			}
+			return c.createTestRoles(ctx)
+		}},
 		{"controllers, scheduler, kwok", func(ctx context.Context) error {
 			return c.launch(ctx, p.comps[ControllerManager], p.comps[Scheduler], p.comps[Kwok])
 		}},
 		{fmt.Sprintf("%d nodes", o.Nodes), func(ctx context.Context) error { return c.createNodes(ctx, o.Nodes) }},
 		{"default service account", c.waitDefaultServiceAccount},
 		{"smoke-test deployment", c.smokeTest},
+	}
+	if keeper := p.comps[CrashLogs]; keeper != nil {
+		steps = append(steps, step{"crash-log keeper", func(ctx context.Context) error { return c.launch(ctx, keeper) }})
 	}
 	for _, s := range steps {
 		t := time.Now()
@@ -168,7 +192,7 @@ func (c *Cluster) launch(ctx context.Context, comps ...*component) error {
 
 // resetDir removes what an earlier cluster left in dir; other files stay.
 func resetDir(dir string) error {
-	for _, name := range []string{"pki", "etcd", "logs", "config", "kubeconfig", stateFile} {
+	for _, name := range []string{"pki", "etcd", "logs", "podlogs", "config", "kubeconfig", stateFile} {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("reset %s: %w", dir, err)
 		}

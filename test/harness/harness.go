@@ -12,6 +12,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,6 +38,10 @@ type Config struct {
 	// NoCluster builds the plugin and finds the tools but starts no
 	// cluster; tests start their own (fault tests kill theirs).
 	NoCluster bool
+	// Clusters, when 2 or more, starts that many clusters side by side
+	// (each with Nodes and APIServerArgs) and a kubeconfig with a context
+	// per cluster; see Env.Clusters. 0 or 1 is the single cluster.
+	Clusters int
 }
 
 // Env is one test package's environment.
@@ -54,6 +59,17 @@ type Env struct {
 	// Cluster and Kubeconfig are nil and "" with Config.NoCluster.
 	Cluster    *localcluster.Cluster
 	Kubeconfig string
+	// With Config.Clusters N >= 2: Clusters are the N clusters, Contexts
+	// their admin contexts ("podsync-1" ... "podsync-N", so that
+	// `--context 'podsync-*'` selects them all), and MultiKubeconfig the
+	// merged kubeconfig holding them (localcluster.WriteMergedKubeconfig;
+	// other users' contexts are localcluster.UserContext(NAME, ...)).
+	// Cluster is then Clusters[0] and Kubeconfig is MultiKubeconfig, whose
+	// current context is Clusters[0]'s admin, so the single-cluster helpers
+	// act on the first cluster.
+	Clusters        []*localcluster.Cluster
+	Contexts        []string
+	MultiKubeconfig string
 }
 
 // Main sets up *env, runs the tests and tears down; it returns the exit
@@ -79,10 +95,12 @@ func Main(m *testing.M, cfg Config, env **Env) int {
 	}
 	*env = e
 	code := m.Run()
-	if e.Cluster != nil {
-		if err := e.Cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: stop cluster:", err)
-		}
+	clusters := e.Clusters
+	if clusters == nil && e.Cluster != nil {
+		clusters = []*localcluster.Cluster{e.Cluster}
+	}
+	if err := localcluster.StopAll(clusters); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: stop cluster:", err)
 	}
 	return code
 }
@@ -99,6 +117,9 @@ func setUp(cfg Config, tools, tmp string) (*Env, error) {
 	}
 	if cfg.NoCluster {
 		return e, nil
+	}
+	if cfg.Clusters >= 2 {
+		return e, e.startClusters(filepath.Join(tmp, "clusters"), cfg)
 	}
 	c, err := e.StartCluster(context.Background(), filepath.Join(tmp, "cluster"), cfg)
 	if err != nil {
@@ -126,6 +147,35 @@ func (e *Env) StartCluster(ctx context.Context, dir string, cfg Config) (*localc
 	}
 	fmt.Fprintf(os.Stderr, "e2e: cluster ready in %s at %s\n", time.Since(start).Round(time.Millisecond), c.Server)
 	return c, nil
+}
+
+// startClusters starts cfg.Clusters clusters in dir and writes their
+// merged kubeconfig there.
+func (e *Env) startClusters(dir string, cfg Config) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	for i := range cfg.Clusters {
+		e.Contexts = append(e.Contexts, fmt.Sprintf("podsync-%d", i+1))
+	}
+	cs, err := localcluster.StartMany(ctx, localcluster.Options{
+		BinDir: e.Tools, Dir: dir, Nodes: cfg.Nodes, APIServerArgs: cfg.APIServerArgs, Log: os.Stderr,
+	}, e.Contexts)
+	if err != nil {
+		return fmt.Errorf("start %d local clusters: %w", cfg.Clusters, err)
+	}
+	byName := map[string]*localcluster.Cluster{}
+	for i, c := range cs {
+		byName[e.Contexts[i]] = c
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := localcluster.WriteMergedKubeconfig(kubeconfig, byName); err != nil {
+		return errors.Join(err, localcluster.StopAll(cs))
+	}
+	e.Clusters, e.MultiKubeconfig = cs, kubeconfig
+	e.Cluster, e.Kubeconfig = cs[0], kubeconfig
+	fmt.Fprintf(os.Stderr, "e2e: %d clusters ready in %s\n", len(cs), time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // BuildPlugin builds kubectl-podsync and kubectl_complete-podsync into dir,
