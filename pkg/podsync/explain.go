@@ -23,7 +23,7 @@ const explainTime = 15 * time.Second
 
 // explain describes the failing pod and the pods that miss a condition,
 // each with its most recent Events.
-func (s *stream) explain(ctx context.Context, w *watch) ([]check.PodExplanation, int) {
+func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplanation, int) {
 	v := w.eval.Verdict()
 	keys := w.eval.UnsatisfiedKeys()
 	if v.State == check.Failed {
@@ -57,7 +57,7 @@ func (s *stream) explain(ctx context.Context, w *watch) ([]check.PodExplanation,
 
 // events lists a pod's Events, retrying what may pass, up to --max-retries
 // attempts.
-func (s *stream) events(ctx context.Context, w *watch, pod *corev1.Pod) ([]corev1.Event, error) {
+func (s *stream) events(ctx context.Context, w *clusterRun, pod *corev1.Pod) ([]corev1.Event, error) {
 	if w.clients == nil {
 		return nil, nil
 	}

@@ -33,7 +33,7 @@ type rollouts struct {
 	apps     appsclient.AppsV1Interface
 	attempts int
 	warn     io.Writer
-	watch    int
+	cluster  int
 	results  chan<- rolloutResult
 	wg       sync.WaitGroup
 
@@ -43,20 +43,20 @@ type rollouts struct {
 	failures map[string]int
 }
 
-// rolloutResult is one lookup's answer, for the rollouts of watches[watch].
+// rolloutResult is one lookup's answer, for the rollouts of clusters[cluster].
 type rolloutResult struct {
-	watch int
-	key   string
-	cur   check.CurrentRevision
-	err   error
+	cluster int
+	key     string
+	cur     check.CurrentRevision
+	err     error
 }
 
-func newRollouts(apps appsclient.AppsV1Interface, attempts int, warn io.Writer, watch int, results chan<- rolloutResult) *rollouts {
+func newRollouts(apps appsclient.AppsV1Interface, attempts int, warn io.Writer, cluster int, results chan<- rolloutResult) *rollouts {
 	return &rollouts{
 		apps:     apps,
 		attempts: attempts,
 		warn:     warn,
-		watch:    watch,
+		cluster:  cluster,
 		results:  results,
 		inFlight: map[string]bool{},
 		delays:   map[string]wait.DelayFunc{},
@@ -101,7 +101,7 @@ func (r *rollouts) lookUp(ctx context.Context, key string, delay time.Duration) 
 	}
 	cur, err := currentRevision(ctx, r.apps, key)
 	select {
-	case r.results <- rolloutResult{watch: r.watch, key: key, cur: cur, err: err}:
+	case r.results <- rolloutResult{cluster: r.cluster, key: key, cur: cur, err: err}:
 	case <-ctx.Done():
 	}
 }

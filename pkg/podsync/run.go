@@ -29,14 +29,14 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 	}
 	s := newStream(ctx, cfg)
 	for i, c := range clusters {
-		w, err := newWatch(ctx, cancel, cfg, i, c, s)
+		w, err := newClusterRun(ctx, cancel, cfg, i, c, s)
 		if err != nil {
 			return Outcome{Verdict: Broken, Err: err}
 		}
-		s.watches = append(s.watches, w)
+		s.clusters = append(s.clusters, w)
 	}
 	var wg sync.WaitGroup
-	for _, w := range s.watches {
+	for _, w := range s.clusters {
 		wg.Go(func() { _ = w.ctrl.Run(ctx) })
 		wg.Go(func() {
 			select {
@@ -56,10 +56,10 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 	return s.finish(ctx, end, time.Since(start))
 }
 
-// watch is one cluster's part of a run: its controller (informer, queue,
+// clusterRun is one cluster's part of a run: its controller (informer, queue,
 // workers), its check, its connection state and its rollout lookups. The
 // stream goroutine alone reads and changes it after newWatch.
-type watch struct {
+type clusterRun struct {
 	index    int
 	name     string
 	clients  *Clients
@@ -75,8 +75,8 @@ type watch struct {
 	synced []controller.Message
 }
 
-func newWatch(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*watch, error) {
-	w := &watch{index: i, name: c.Name, clients: c.Clients, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check)}
+func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*clusterRun, error) {
+	w := &clusterRun{index: i, name: c.Name, clients: c.Clients, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check)}
 	src := c.Source
 	if src == nil {
 		conn := &connection{ctx: ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once}
@@ -93,7 +93,7 @@ func newWatch(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i i
 		ListerWatcher: src.ListerWatcher(),
 		Deliver: func(ctx context.Context, msgs []controller.Message) error {
 			select {
-			case s.deliveries <- delivery{watch: i, msgs: msgs}:
+			case s.deliveries <- delivery{cluster: i, msgs: msgs}:
 				return nil
 			case <-ctx.Done():
 				return context.Cause(ctx)

@@ -18,10 +18,10 @@ import (
 // stream is the one goroutine that owns stdout: it judges each message,
 // then prints it, and decides when the run is over.
 type stream struct {
-	cfg     Config
-	writer  *output.Writer
-	stderr  io.Writer
-	watches []*watch
+	cfg      Config
+	writer   *output.Writer
+	stderr   io.Writer
+	clusters []*clusterRun
 
 	deliveries  chan delivery
 	initialDone chan int
@@ -32,10 +32,10 @@ type stream struct {
 	outClosed  bool
 }
 
-// delivery is one key's messages from a worker of watches[watch].
+// delivery is one key's messages from a worker of clusters[cluster].
 type delivery struct {
-	watch int
-	msgs  []controller.Message
+	cluster int
+	msgs    []controller.Message
 }
 
 // ending is why the loop stopped.
@@ -72,13 +72,13 @@ func (s *stream) loop(ctx context.Context) ending {
 				return end
 			}
 		case i := <-s.initialDone:
-			if end, over := s.initialListDone(s.watches[i]); over {
+			if end, over := s.initialListDone(s.clusters[i]); over {
 				return end
 			}
 		case res := <-s.lookups:
-			s.watches[res.watch].rollouts.apply(s.watches[res.watch].eval, res)
+			s.clusters[res.cluster].rollouts.apply(s.clusters[res.cluster].eval, res)
 		case d := <-s.deliveries:
-			if end, over := s.handle(s.watches[d.watch], d.msgs); over {
+			if end, over := s.handle(s.clusters[d.cluster], d.msgs); over {
 				return end
 			}
 		}
@@ -90,7 +90,7 @@ func (s *stream) loop(ctx context.Context) ending {
 
 // initialListDone prints the initial list of w, sorted when asked, and
 // once every cluster's list is in, lets each later line out as it comes.
-func (s *stream) initialListDone(w *watch) (ending, bool) {
+func (s *stream) initialListDone(w *clusterRun) (ending, bool) {
 	w.initial = true
 	if s.cfg.SortBy != "" {
 		if err := sortByField(w.synced, s.cfg.SortBy); err != nil {
@@ -112,7 +112,7 @@ func (s *stream) initialListDone(w *watch) (ending, bool) {
 
 // handle judges each message of one key, then prints it: the verdict never
 // waits on, nor depends on, printing.
-func (s *stream) handle(w *watch, msgs []controller.Message) (ending, bool) {
+func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool) {
 	if s.cfg.Once && w.initial {
 		return ending{}, false // --once judges the initial list only
 	}
@@ -130,7 +130,7 @@ func (s *stream) handle(w *watch, msgs []controller.Message) (ending, bool) {
 }
 
 // observe counts the message and tells the check about it.
-func (s *stream) observe(w *watch, m controller.Message) {
+func (s *stream) observe(w *clusterRun, m controller.Message) {
 	w.events[m.Kind.String()]++
 	key := m.Key.String()
 	switch {
@@ -201,7 +201,7 @@ func checking(spec check.Spec) bool {
 }
 
 func (s *stream) allInitial() bool {
-	for _, w := range s.watches {
+	for _, w := range s.clusters {
 		if !w.initial {
 			return false
 		}
@@ -226,7 +226,7 @@ func (s *stream) judge(ctx context.Context) (ending, bool) {
 		return ending{verdict: Met, summary: true}, true
 	}
 	waiting := false
-	for _, w := range s.watches {
+	for _, w := range s.clusters {
 		if v := w.eval.Verdict(); v.WaitsOnRollout() {
 			keys := w.eval.Unconfirmed()
 			if !s.cfg.Once || !answered(w.eval, keys) {
@@ -245,7 +245,7 @@ func (s *stream) judge(ctx context.Context) (ending, bool) {
 // all met.
 func (s *stream) state() check.State {
 	met := true
-	for _, w := range s.watches {
+	for _, w := range s.clusters {
 		switch w.eval.Verdict().State {
 		case check.Failed:
 			return check.Failed
@@ -299,7 +299,7 @@ func (s *stream) fromCause(cause error) ending {
 
 // finish prints the summary when one is due and returns the outcome.
 func (s *stream) finish(ctx context.Context, end ending, took time.Duration) Outcome {
-	for _, w := range s.watches {
+	for _, w := range s.clusters {
 		// The run's context has ended, so lookups still running stop now.
 		w.rollouts.wait()
 	}

@@ -18,7 +18,7 @@ func (s *stream) summary(ctx context.Context, out Outcome, took time.Duration) {
 		Verdict: out.Verdict.String(), ExitCode: out.ExitCode(), Duration: took,
 		Statuses: map[string]int{}, Events: map[string]int{}, EventKinds: kindNames(),
 	}
-	for _, w := range s.watches {
+	for _, w := range s.clusters {
 		v := w.eval.Verdict()
 		sum.Pods += v.Pods
 		mergeCounts(sum.Statuses, w.eval.Statuses())
