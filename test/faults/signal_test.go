@@ -111,7 +111,9 @@ func pipeToHead(t *testing.T, tc *testCluster, args []string) piped {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{"-c", script, "bash", tc.KubectlBin}, args...)...)
-	cmd.Env = tc.Command(ctx, nil).Env
+	// The race detector's runtime sleeps a second before a process exits,
+	// to let late reports out; that second is not podsync's.
+	cmd.Env = append(tc.Command(ctx, nil).Env, "GORACE=atexit_sleep_ms=0")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	if err := cmd.Run(); err != nil {
