@@ -152,12 +152,12 @@ func neverReadyPod(name string) string {
 func TestRequestTimeoutDoesNotCutWatches(t *testing.T) {
 	ns := env.Namespace(t)
 	runningPods(t, ns, "steady")
-	for _, format := range []string{"json", "wide"} {
+	for format, change := range map[string]string{"json": `"format":"json"`, "wide": `^UPDATE\s+steady\s.*metadata\.labels$`} {
 		s := env.Start(t, "-n", ns, "-o", format, "--request-timeout", "2s", "-v=6")
 		s.WaitStderr(`watch=true`, lineLimit)
 		time.Sleep(7 * time.Second)
 		label(t, ns, "steady", "format="+format)
-		s.WaitLine(`format`, lineLimit)
+		s.WaitLine(change, lineLimit)
 		r := s.Stop(syscall.SIGINT)
 		if n := count(strings.Split(r.Stderr, "\n"), `watch=true.*(200 OK|status)`); n != 1 {
 			t.Errorf("-o %s: %d watch requests in 7 s with --request-timeout 2s, want 1\n%s", format, n, r.Stderr)
