@@ -73,6 +73,9 @@ type clusterRun struct {
 	// synced holds the SYNC messages until the initial list is complete,
 	// when --sort-by orders them.
 	synced []controller.Message
+	// streamed holds the pods of the initial list printed from its pages,
+	// before the informer had the whole list (see pages.go).
+	streamed map[cache.ObjectName]*source.PodRow
 }
 
 func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*clusterRun, error) {
@@ -89,8 +92,14 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		w.rollouts = newRollouts(c.Clients.Kube.AppsV1(), cfg.MaxRetries, s.stderr, i, s.lookups)
 		w.eval.ConfirmRollouts()
 	}
+	stream := cfg.SortBy == ""
+	var observe func(*source.PodRowList)
+	if stream {
+		w.streamed = map[cache.ObjectName]*source.PodRow{}
+		observe = s.pageObserver(ctx, i)
+	}
 	ctrl, err := controller.New(controller.Options{
-		ListerWatcher: src.ListerWatcher(),
+		ListerWatcher: src.ListerWatcher(observe),
 		Deliver: func(ctx context.Context, msgs []controller.Message) error {
 			select {
 			case s.deliveries <- delivery{cluster: i, msgs: msgs}:
@@ -102,7 +111,9 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		Workers:           cfg.Workers,
 		MaxRetries:        cfg.MaxRetries,
 		Resync:            cfg.Resync,
-		HideSync:          cfg.WatchOnly,
+		// A streamed SYNC has been printed already: what was folded into
+		// it must come as an UPDATE of its own (see pages.go).
+		HideSync:          cfg.WatchOnly || stream,
 		KeepManagedFields: cfg.KeepManagedFields,
 		OnDrop: func(key cache.ObjectName, err error) {
 			fmt.Fprintf(s.stderr, "error: pod %s: %s\n", key, check.OneLine(err.Error(), 0))
