@@ -108,9 +108,9 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 				return context.Cause(ctx)
 			}
 		},
-		Workers:           cfg.Workers,
-		MaxRetries:        cfg.MaxRetries,
-		Resync:            cfg.Resync,
+		Workers:    cfg.Workers,
+		MaxRetries: cfg.MaxRetries,
+		Resync:     cfg.Resync,
 		// A streamed SYNC has been printed already: what was folded into
 		// it must come as an UPDATE of its own (see pages.go).
 		HideSync:          cfg.WatchOnly || stream,
