@@ -131,7 +131,9 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 // the named pods, retried while the server is unreachable.
 func podSource(cfg Config, c *Clients, r source.Reporter) source.Source {
 	filter := source.Filter{Namespace: cfg.Scope.Namespace, LabelSelector: cfg.Scope.LabelSelector,
-		FieldSelector: cfg.Scope.FieldSelector, KeepManagedFields: cfg.KeepManagedFields}
+		FieldSelector: cfg.Scope.FieldSelector, KeepManagedFields: cfg.KeepManagedFields,
+		// --sort-by may name any field of the pod.
+		Lean: cfg.SortBy == ""}
 	if len(cfg.Scope.Names) == 1 {
 		// One name can be matched by the server.
 		filter.FieldSelector = joinSelectors(filter.FieldSelector, "metadata.name="+cfg.Scope.Names[0])
