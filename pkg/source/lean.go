@@ -44,6 +44,11 @@ func Lean(row *PodRow) {
 		Status:      fieldHashes(&p.Status, statusFields()),
 	}
 	row.Pod = slim(p)
+	for i, c := range row.Cells {
+		if str, ok := c.(string); ok {
+			row.Cells[i] = intern(str)
+		}
+	}
 }
 
 // slim copies what is read of a pod in table mode: identity, labels and
@@ -55,22 +60,41 @@ func slim(p *corev1.Pod) *corev1.Pod {
 	m, o := &p.ObjectMeta, &out.ObjectMeta
 	o.Name, o.Namespace, o.UID, o.ResourceVersion, o.Generation = m.Name, m.Namespace, m.UID, m.ResourceVersion, m.Generation
 	o.CreationTimestamp, o.DeletionTimestamp, o.DeletionGracePeriodSeconds = m.CreationTimestamp, m.DeletionTimestamp, m.DeletionGracePeriodSeconds
-	o.Labels, o.OwnerReferences = m.Labels, m.OwnerReferences
-	out.Spec.Containers = make([]corev1.Container, len(p.Spec.Containers))
-	for i := range p.Spec.Containers {
-		out.Spec.Containers[i].Name = p.Spec.Containers[i].Name
-	}
-	if n := len(p.Spec.InitContainers); n > 0 {
-		out.Spec.InitContainers = make([]corev1.Container, n)
-		for i, c := range p.Spec.InitContainers {
-			out.Spec.InitContainers[i] = corev1.Container{Name: c.Name, RestartPolicy: c.RestartPolicy}
-		}
-	}
+	o.Labels, o.OwnerReferences = internLabels(m.Labels), m.OwnerReferences
 	s := &p.Status
+	// A container's spec matters only until the kubelet reports it (an
+	// explanation lists it as not yet reported), and an init container's
+	// for its restart policy (a sidecar's STATUS).
+	if len(s.ContainerStatuses) < len(p.Spec.Containers) {
+		out.Spec.Containers = names(p.Spec.Containers)
+	}
+	if len(p.Spec.InitContainers) > 0 {
+		out.Spec.InitContainers = names(p.Spec.InitContainers)
+	}
 	out.Status = corev1.PodStatus{
-		Phase: s.Phase, Conditions: s.Conditions, Message: s.Message, Reason: s.Reason,
+		Phase: corev1.PodPhase(intern(string(s.Phase))), Conditions: slimConditions(s.Conditions),
+		Message: s.Message, Reason: intern(s.Reason),
 		InitContainerStatuses: slimStatuses(s.InitContainerStatuses),
 		ContainerStatuses:     slimStatuses(s.ContainerStatuses),
+	}
+	return out
+}
+
+// names keeps the containers' names and restart policies.
+func names(in []corev1.Container) []corev1.Container {
+	out := make([]corev1.Container, len(in))
+	for i, c := range in {
+		out[i] = corev1.Container{Name: c.Name, RestartPolicy: c.RestartPolicy}
+	}
+	return out
+}
+
+func slimConditions(in []corev1.PodCondition) []corev1.PodCondition {
+	out := make([]corev1.PodCondition, len(in))
+	for i, c := range in {
+		out[i] = corev1.PodCondition{Type: corev1.PodConditionType(intern(string(c.Type))),
+			Status: corev1.ConditionStatus(intern(string(c.Status))), Reason: intern(c.Reason), Message: c.Message,
+			LastTransitionTime: c.LastTransitionTime}
 	}
 	return out
 }
@@ -81,8 +105,58 @@ func slimStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 	}
 	out := make([]corev1.ContainerStatus, len(in))
 	for i, c := range in {
-		out[i] = corev1.ContainerStatus{Name: c.Name, State: c.State, LastTerminationState: c.LastTerminationState,
+		out[i] = corev1.ContainerStatus{Name: intern(c.Name), State: slimState(c.State), LastTerminationState: slimState(c.LastTerminationState),
 			Ready: c.Ready, RestartCount: c.RestartCount, Started: c.Started}
+	}
+	return out
+}
+
+func slimState(s corev1.ContainerState) corev1.ContainerState {
+	if s.Waiting != nil {
+		s.Waiting = &corev1.ContainerStateWaiting{Reason: intern(s.Waiting.Reason), Message: s.Waiting.Message}
+	}
+	if s.Terminated != nil {
+		t := *s.Terminated
+		t.Reason, t.ContainerID = intern(t.Reason), ""
+		s.Terminated = &t
+	}
+	return s
+}
+
+// The same few words recur in every pod (condition types, True, reasons,
+// label keys and common values): a lean row shares one copy of each.
+const (
+	maxInterned    = 8192
+	maxInternedLen = 64
+)
+
+var interned = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
+func intern(s string) string {
+	if s == "" || len(s) > maxInternedLen {
+		return s
+	}
+	interned.Lock()
+	defer interned.Unlock()
+	if v, ok := interned.m[s]; ok {
+		return v
+	}
+	if len(interned.m) < maxInterned {
+		interned.m[s] = s
+	}
+	return s
+}
+
+func internLabels(in map[string]string) map[string]string {
+	if len(in) == 0 {
+		return in
+	}
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[intern(k)] = intern(v)
 	}
 	return out
 }
