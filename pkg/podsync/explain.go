@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,24 @@ const maxExplained = 10
 // explainTime bounds the Events lookups of an explanation: the run's
 // context has ended, and the explanation still gets a short while.
 const explainTime = 15 * time.Second
+
+// explainAll explains the pods of every cluster, the clusters at once, so
+// that one that has gone slow or away costs the summary its own wait only.
+func (s *stream) explainAll(ctx context.Context) ([]check.PodExplanation, int) {
+	xs := make([][]check.PodExplanation, len(s.clusters))
+	omitted := make([]int, len(s.clusters))
+	var wg sync.WaitGroup
+	for i, w := range s.clusters {
+		wg.Go(func() { xs[i], omitted[i] = s.explain(ctx, w) })
+	}
+	wg.Wait()
+	var all []check.PodExplanation
+	n := 0
+	for i := range xs {
+		all, n = append(all, xs[i]...), n+omitted[i]
+	}
+	return all, n
+}
 
 // explain describes the failing pod and the pods that miss a condition,
 // each with its most recent Events.
@@ -44,9 +63,10 @@ func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplana
 		pod := obj.(*source.PodRow).Pod
 		events, err := s.events(ctx, w, pod)
 		if err != nil {
-			fmt.Fprintf(s.stderr, "warning: events of pod %s: %s\n", k, check.OneLine(err.Error(), 0))
+			fmt.Fprintf(s.stderr, "warning: %sevents of pod %s: %s\n", w.prefix(), k, check.OneLine(err.Error(), 0))
 		}
 		x := check.Explain(pod, s.cfg.Check.Conditions, events)
+		x.Context = w.label
 		if gap, ok := w.eval.RolloutGap(k); ok {
 			x.UnmetConditions = append(x.UnmetConditions, gap)
 		}
