@@ -39,7 +39,10 @@ const example = `  # Watch the pods of the current namespace: SYNC for each exis
   kubectl podsync -l app=web -o json
 
   # CI: wait until every app=web pod is ready, fail fast on a crash loop
-  kubectl podsync -l app=web --until ready --timeout 5m`
+  kubectl podsync -l app=web --until ready --timeout 5m
+
+  # One stream and one gate over several clusters: a CONTEXT column, met when met in each
+  kubectl podsync --context 'prod-*' -l app=web --until ready --timeout 10m`
 
 // Bounds of the numeric flags: beyond them a value is a mistake, not a
 // choice (a thousand workers on one queue, a resync that spins).
@@ -70,13 +73,17 @@ type Options struct {
 	failOn        string
 	minPods       optionalCount
 	maxRestarts   optionalCount
+	skipUnavail   bool
 	klogFlags     *flag.FlagSet
 
 	// Set by Complete and Validate.
 	untilSet, failOnSet bool
 	namespace           string
 	restConfig          *rest.Config
-	config              podsync.Config
+	// contexts are the contexts of a run over several (--context list or
+	// pattern); empty for one.
+	contexts []kubeContext
+	config   podsync.Config
 }
 
 // NewOptions returns options with the contract's defaults.
@@ -141,6 +148,8 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.Var(&o.minPods, "min-pods", "With --until: how many pods must match; when not given, 1 (0 for gone).")
 	f.StringVar(&o.failOn, "fail-on", "", "Exit 4 at once when a matching pod shows one of these reasons (default with --until: "+check.FormatReasons(check.DefaultFailOn())+"; none turns it off).")
 	f.Var(&o.maxRestarts, "max-restarts", "With --until: exit 4 when a container restarts more than this many times while the check runs; when not given, restarts are not counted.")
+	f.BoolVar(&o.skipUnavail, "skip-unavailable", false, "With several contexts: go on without a context that cannot be used at start (said once on stderr; a check counts it as failed, never as met) instead of exiting 1.")
+	f.Lookup("context").Usage = "The kubeconfig context to use; a comma-separated list or shell patterns (--context 'prod-*') watch several at once, with a CONTEXT column."
 	o.klogFlags = flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(o.klogFlags)
 	f.AddGoFlag(o.klogFlags.Lookup("v"))
@@ -153,6 +162,14 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 	o.untilSet = c.Flags().Changed("until")
 	o.failOnSet = c.Flags().Changed("fail-on")
 	o.quietKlog(c)
+	if err := o.selectContexts(); err != nil {
+		return err
+	}
+	if len(o.contexts) > 0 {
+		// Each context has its own namespace; they share --request-timeout.
+		o.restConfig = o.contexts[0].restConfig
+		return nil
+	}
 	ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return usageError("kubeconfig: %s", oneLine(err))
@@ -223,7 +240,7 @@ func (o *Options) Validate() error {
 	}
 	w, err := output.New(output.Options{
 		PrintFlags: o.printFlags, AllNamespaces: o.allNamespaces, WatchOnly: o.watchOnly,
-		Color: output.ColorWanted(o.color, o.Out), Out: o.Out,
+		Color: output.ColorWanted(o.color, o.Out), Contexts: o.contextNames(), Out: o.Out,
 	})
 	if err != nil {
 		return usageError("%s", oneLine(err))
@@ -238,6 +255,7 @@ func (o *Options) Validate() error {
 		WatchOnly: o.watchOnly, SortBy: sortBy,
 		KeepManagedFields: o.printFlags.JSONYamlPrintFlags.ShowManagedFields && w.Shape() != output.Table,
 		RequestTimeout:    o.restConfig.Timeout,
+		SkipUnavailable:   o.skipUnavail,
 	}
 	return nil
 }
@@ -267,14 +285,14 @@ func (o *Options) validateNumbers() error {
 	return usageError("invalid --color %q: want auto, always or never", o.color)
 }
 
-// Run runs the check or stream against the kubeconfig's cluster.
+// Run runs the check or stream against the clusters of the kubeconfig's
+// contexts.
 func (o *Options) Run(ctx context.Context) error {
-	clients, err := podsync.NewClients(o.restConfig)
+	clusters, err := o.clusters()
 	if err != nil {
 		return err
 	}
-	out := podsync.Run(ctx, o.config, podsync.Cluster{Clients: clients})
-	return outcomeError(out)
+	return outcomeError(podsync.Run(ctx, o.config, clusters...))
 }
 
 // Execute runs the command with args and returns the process exit code.
