@@ -105,23 +105,35 @@ func (s *stream) contextSummary(w *clusterRun) check.ContextSummary {
 	return c
 }
 
-// reason is the summary's one-line reason for the whole run: a failed
-// cluster's, else a skipped one's, else the first cluster's; with several,
-// it names the cluster.
+// reason is the summary's one-line reason for the whole run. With several
+// clusters it is the reason of the cluster that decided it, named: a failed
+// one, else a skipped one, else one not met; when every one is met, it
+// says so.
 func (s *stream) reason() string {
+	if !s.several {
+		for _, w := range s.clusters {
+			return w.eval.Reason(w.eval.Verdict())
+		}
+		return ""
+	}
 	best, rank := "", -1
 	for _, w := range s.clusters {
-		v := w.eval.Verdict()
-		r, text := 0, w.eval.Reason(v)
+		c := s.contextSummary(w)
+		r := 0
 		switch {
-		case v.State == check.Failed:
-			r = 2
+		case w.eval.Verdict().State == check.Failed:
+			r = 3
 		case w.unavailable != nil:
-			r, text = 1, "unavailable: "+check.OneLine(w.unavailable.Error(), 0)
+			r = 2
+		case c.Verdict != Met.String():
+			r = 1
 		}
 		if r > rank {
-			best, rank = w.prefix()+text, r
+			best, rank = w.prefix()+c.Reason, r
 		}
+	}
+	if rank == 0 {
+		return fmt.Sprintf("met in all %d contexts", len(s.clusters))
 	}
 	return best
 }

@@ -146,7 +146,7 @@ func TestContextsGateMetEverywhere(t *testing.T) {
 	if out.Verdict != podsync.Met || out.ExitCode() != podsync.ExitOK {
 		t.Fatalf("outcome %+v, want met\n%s", out, r.stderr)
 	}
-	wantStderr(t, r.stderr.String(),
+	wantStderr(t, r.stderr.String(), "Reason:   met in all 2 contexts\n",
 		"Contexts: east  met  1 pod  all 1 matching pods satisfy ready\n"+
 			"          west  met  1 pod  all 1 matching pods satisfy ready\n"+
 			"Pods:     2 matched (Running 2)\n")
@@ -160,6 +160,7 @@ func TestContextsFailureInOneFailsAtOnce(t *testing.T) {
 	b.put(newSimPod("a", "web-1", 1, runningReady, ""))
 	r := startMulti(t, nil, true, []podsync.Cluster{simCluster("east", a), simCluster("west", b)}, "-o", "json")
 	r.waitOut(t, `"type":"SYNC","context":"west"`)
+	r.waitOut(t, `"type":"SYNC","context":"east"`)
 	b.put(newSimPod("a", "web-1", 1, crashLooping, ""))
 	out := r.outcome(t)
 	if out.Verdict != podsync.Failed || out.ExitCode() != podsync.ExitFailed {
@@ -173,6 +174,9 @@ func TestContextsFailureInOneFailsAtOnce(t *testing.T) {
 		"Pod a/web-1 in context east is not satisfied:",
 		`"contexts":[{"name":"east","verdict":"not met","pods":1,"reason":"1 of 1 matching pods do not satisfy ready"},{"name":"west","verdict":"failed","pods":1,`)
 	r.waitOut(t, `"type":"UPDATE","context":"west"`)
+	if stderr := r.stderr.String(); strings.Index(stderr, "in context west is not") > strings.Index(stderr, "in context east is not") {
+		t.Errorf("the failed context's pods are not explained first:\n%s", stderr)
+	}
 }
 
 func wantStderr(t *testing.T, stderr string, parts ...string) {
@@ -275,4 +279,33 @@ func TestContextsFailureBeforeAnotherListed(t *testing.T) {
 		"Contexts: slow     not met  0 pods  the initial list of pods was not complete yet\n"+
 			"          failing  failed   1 pod   pod a/web-1: container \"app\" is CrashLoopBackOff: back-off\n")
 	r.waitOut(t, `(?m)^SYNC\s+failing\s+web-1\s+0/1\s+CrashLoopBackOff\s`)
+}
+
+// --sort-by orders each cluster's initial list within its own block, and
+// the one list of a single cluster as before.
+func TestContextsSortBy(t *testing.T) {
+	filled := func() *sim {
+		s := newSim(false)
+		for name, extra := range map[string]string{"p1": "3", "p2": "1", "p3": "2"} {
+			s.put(newSimPod("a", name, 1, runningReady, extra))
+		}
+		return s
+	}
+	sortBy := func(c *podsync.Config) { c.Once, c.SortBy = true, "{.metadata.annotations.extra}" }
+	r := startMulti(t, sortBy, false, []podsync.Cluster{simCluster("", filled())}, "-o", "name")
+	if out := r.outcome(t); out.ExitCode() != podsync.ExitOK {
+		t.Fatalf("outcome %+v\n%s", out, r.stderr)
+	}
+	if got, want := r.stdout.String(), "pod/p2 synced\npod/p3 synced\npod/p1 synced\n"; got != want {
+		t.Errorf("one cluster: got %q, want %q", got, want)
+	}
+	r = startMulti(t, sortBy, false, []podsync.Cluster{simCluster("east", filled()), simCluster("west", filled())}, "-o", "name")
+	if out := r.outcome(t); out.ExitCode() != podsync.ExitOK {
+		t.Fatalf("outcome %+v\n%s", out, r.stderr)
+	}
+	east := "east pod/p2 synced\neast pod/p3 synced\neast pod/p1 synced\n"
+	west := strings.ReplaceAll(east, "east", "west")
+	if got := r.stdout.String(); got != east+west && got != west+east {
+		t.Errorf("two clusters: got %q, want each block sorted", got)
+	}
 }

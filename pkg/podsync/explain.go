@@ -23,7 +23,8 @@ const maxExplained = 10
 const explainTime = 15 * time.Second
 
 // explainAll explains the pods of every cluster, the clusters at once, so
-// that one that has gone slow or away costs the summary its own wait only.
+// that one that has gone slow or away costs the summary its own wait only;
+// the pods of a cluster whose check failed come first.
 func (s *stream) explainAll(ctx context.Context) ([]check.PodExplanation, int) {
 	xs := make([][]check.PodExplanation, len(s.clusters))
 	omitted := make([]int, len(s.clusters))
@@ -32,12 +33,17 @@ func (s *stream) explainAll(ctx context.Context) ([]check.PodExplanation, int) {
 		wg.Go(func() { xs[i], omitted[i] = s.explain(ctx, w) })
 	}
 	wg.Wait()
-	var all []check.PodExplanation
+	var failed, rest []check.PodExplanation
 	n := 0
-	for i := range xs {
-		all, n = append(all, xs[i]...), n+omitted[i]
+	for i, w := range s.clusters {
+		if w.eval.Verdict().State == check.Failed {
+			failed = append(failed, xs[i]...)
+		} else {
+			rest = append(rest, xs[i]...)
+		}
+		n += omitted[i]
 	}
-	return all, n
+	return append(failed, rest...), n
 }
 
 // explain describes the failing pod and the pods that miss a condition,

@@ -38,7 +38,7 @@ func TestRolloutGateMetInAllThree(t *testing.T) {
 	r := env.Podsync(t, 5*time.Minute, "--context", all, "-n", ns, "-l", "app=web", "--until", "ready", "--timeout", "4m")
 	wantExit(t, r, 0)
 	t.Logf("met in all three after %s", r.Took.Round(time.Millisecond))
-	wantStderr(t, r, "Verdict:  met (exit 0)", "Reason:   context podsync-1: all 2 matching pods satisfy ready",
+	wantStderr(t, r, "Verdict:  met (exit 0)", "Reason:   met in all 3 contexts\n",
 		"Contexts: podsync-1  met  2 pods  all 2 matching pods satisfy ready\n"+
 			"          podsync-2  met  2 pods  all 2 matching pods satisfy ready\n"+
 			"          podsync-3  met  2 pods  all 2 matching pods satisfy ready\n",
@@ -130,7 +130,7 @@ func TestTimeoutExplainsEachContext(t *testing.T) {
 	waitReady(t, cs[0].cs, ns, "app")
 	r := env.Podsync(t, 2*time.Minute, "--context", all, "-n", ns, "--until", "ready", "--timeout", "15s")
 	wantExit(t, r, 3)
-	wantStderr(t, r, "Verdict:  not met (exit 3)",
+	wantStderr(t, r, "Verdict:  not met (exit 3)", "Reason:   context podsync-2: 1 of 1 matching pods do not satisfy ready\n",
 		"Contexts: podsync-1  met      1 pod  all 1 matching pods satisfy ready\n"+
 			"          podsync-2  not met  1 pod  1 of 1 matching pods do not satisfy ready\n"+
 			"          podsync-3  not met  1 pod  1 of 1 matching pods do not satisfy ready\n",
