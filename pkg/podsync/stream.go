@@ -124,7 +124,8 @@ func (s *stream) printHeld(w *clusterRun) (ending, bool) {
 		if err := sortByField(syncs, s.cfg.SortBy); err != nil {
 			return ending{verdict: Broken, cause: UsageError{Err: err}}, true
 		}
-		held = append(syncs, slices.DeleteFunc(held, func(m controller.Message) bool { return m.Kind == controller.Sync })...)
+		rest := slices.DeleteFunc(held, func(m controller.Message) bool { return m.Kind == controller.Sync })
+		held = slices.Concat(syncs, rest)
 	}
 	for _, m := range held {
 		if end, over := s.print(m); over {
