@@ -141,32 +141,15 @@ func colorContexts(text []byte, colors map[string]string) []byte {
 		names = append(names, n)
 	}
 	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
-	var out bytes.Buffer
-	for len(text) > 0 {
-		line := text
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
-			line = text[:i+1]
-		}
-		text = text[len(line):]
+	return colorCells(text, func(line []byte) (int, int, string) {
 		start := cellAfterFirst(line)
-		name := ""
 		for _, n := range names {
 			if cellIs(line[start:], n) {
-				name = n
-				break
+				return start, start + len(n), colors[n]
 			}
 		}
-		if name == "" {
-			out.Write(line)
-			continue
-		}
-		out.Write(line[:start])
-		out.WriteString(colors[name])
-		out.WriteString(name)
-		out.WriteString(colorReset)
-		out.Write(line[start+len(name):])
-	}
-	return out.Bytes()
+		return 0, 0, ""
+	})
 }
 
 // cellAfterFirst is where the second cell of a table line starts.

@@ -31,7 +31,7 @@ func TestAPIServerKilledInOneContext(t *testing.T) {
 		createPod(t, c.cs, ns, pod("doomed", nil))
 	}
 	for _, c := range cs {
-		waitReady(t, c.cs, ns, "keep", "doomed")
+		harness.WaitReady(t, c.cs, ns, "keep", "doomed")
 	}
 	down := env.Clusters[1]
 	kubeconfigB, err := down.StartAPIServer(context.Background(), "kube-apiserver-b")
@@ -65,14 +65,14 @@ func TestAPIServerKilledInOneContext(t *testing.T) {
 	// The others go on while podsync-2 is down.
 	for _, c := range []cluster{cs[0], cs[2]} {
 		start := time.Now()
-		setLabel(t, c.cs, ns, "keep", "during", "outage")
+		harness.SetLabel(t, c.cs, ns, "keep", "during", "outage")
 		table.WaitLine(`^UPDATE\s+`+c.context+`\s+keep\s+1/1\s+Running\s+0\s+\S+\s+metadata\.labels$`, 30*time.Second)
 		names.WaitLine(`^`+c.context+` pod/keep updated$`, 30*time.Second)
 		t.Logf("%s's change reported %s after it was made, with podsync-2 down", c.context, time.Since(start).Round(time.Millisecond))
 	}
 	createPod(t, viaB, ns, pod("born", nil))
-	setLabel(t, viaB, ns, "keep", "changed", "yes")
-	deleteNow(t, viaB, ns, "doomed")
+	harness.SetLabel(t, viaB, ns, "keep", "changed", "yes")
+	harness.DeleteNow(t, viaB, ns, "doomed")
 	time.Sleep(2 * time.Second) // down a little longer: podsync keeps retrying meanwhile
 
 	if err := down.Restart(localcluster.APIServer); err != nil {
@@ -92,7 +92,7 @@ func TestAPIServerKilledInOneContext(t *testing.T) {
 
 	// Still watching everywhere after the outage.
 	for _, c := range cs {
-		setLabel(t, c.cs, ns, "keep", "after", "outage")
+		harness.SetLabel(t, c.cs, ns, "keep", "after", "outage")
 	}
 	for _, c := range cs {
 		table.WaitLines(`^UPDATE\s+`+c.context+`\s+keep\s+1/1\s+Running\s+0\s+\S+\s+metadata\.labels$`, 2, time.Minute)
@@ -111,11 +111,11 @@ func TestAPIServerKilledInOneContext(t *testing.T) {
 			t.Errorf("%d reconnected lines, want 1:\n%s", n, r.Stderr)
 		}
 		for _, c := range []string{"podsync-1", "podsync-3"} {
-			if n := countLines(r.Stdout, fmt.Sprintf(s.keep, c)); n != 2 {
+			if n := harness.CountLines(r.Stdout, fmt.Sprintf(s.keep, c)); n != 2 {
 				t.Errorf("%s: %d updates of keep, want 2 (nothing lost, nothing repeated)\n%s", c, n, r.Stdout)
 			}
 		}
-		if n := countLines(r.Stdout, `doomed`); n != 4 {
+		if n := harness.CountLines(r.Stdout, `doomed`); n != 4 {
 			t.Errorf("%d lines about doomed, want 3 SYNC and 1 GONE\n%s", n, r.Stdout)
 		}
 	}

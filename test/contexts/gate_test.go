@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
+	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
 // A rollout started in all three clusters: the gate is met only once every
@@ -51,7 +52,7 @@ func TestRolloutGateMetInAllThree(t *testing.T) {
 				t.Errorf("context %s: after the verdict a pod runs %s (pods: %s)", c, img, images)
 			}
 		}
-		if n := countLines(r.Stdout, `^(SYNC|ADD|UPDATE)\s+`+c+`\s+web-\S+\s+1/1\s+Running\s`); n < 2 {
+		if n := harness.CountLines(r.Stdout, `^(SYNC|ADD|UPDATE)\s+`+c+`\s+web-\S+\s+1/1\s+Running\s`); n < 2 {
 			t.Errorf("context %s: %d lines show a ready pod, want at least 2\n%s", c, n, r.Stdout)
 		}
 	}
@@ -63,16 +64,9 @@ func TestRolloutGateMetInAllThree(t *testing.T) {
 func TestCrashLoopInOneFailsAtOnce(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
-	cs := clusters(t)
-	for i, c := range cs {
-		var ann map[string]string
-		if i == 1 {
-			ann = map[string]string{localcluster.StateAnnotation: localcluster.StateCrashLoop}
-		}
-		createPod(t, c.cs, ns, pod("app", ann))
-	}
-	waitReady(t, cs[0].cs, ns, "app")
-	waitReady(t, cs[2].cs, ns, "app")
+	cs := appInStates(t, ns, "", localcluster.StateCrashLoop, "")
+	harness.WaitReady(t, cs[0].cs, ns, "app")
+	harness.WaitReady(t, cs[2].cs, ns, "app")
 	r := env.Podsync(t, 3*time.Minute, "--context", all, "-n", ns, "--until", "ready", "--timeout", "2m", "-o", "json")
 	wantExit(t, r, 4)
 	if r.Took > time.Minute {
@@ -119,15 +113,8 @@ func TestCrashLoopInOneFailsAtOnce(t *testing.T) {
 func TestTimeoutExplainsEachContext(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
-	cs := clusters(t)
-	for i, c := range cs {
-		var ann map[string]string
-		if i != 0 {
-			ann = map[string]string{localcluster.StateAnnotation: localcluster.StateNeverReady}
-		}
-		createPod(t, c.cs, ns, pod("app", ann))
-	}
-	waitReady(t, cs[0].cs, ns, "app")
+	cs := appInStates(t, ns, "", localcluster.StateNeverReady, localcluster.StateNeverReady)
+	harness.WaitReady(t, cs[0].cs, ns, "app")
 	r := env.Podsync(t, 2*time.Minute, "--context", all, "-n", ns, "--until", "ready", "--timeout", "15s")
 	wantExit(t, r, 3)
 	wantStderr(t, r, "Verdict:  not met (exit 3)", "Reason:   context podsync-2: 1 of 1 matching pods do not satisfy ready\n",
@@ -139,4 +126,19 @@ func TestTimeoutExplainsEachContext(t *testing.T) {
 	if strings.Contains(r.Stderr, "in context podsync-1 is not satisfied") {
 		t.Errorf("the met context's pod is explained:\n%s", r)
 	}
+}
+
+// appInStates creates a pod app in ns of each cluster, in the kwok state
+// given for it ("": a pod that gets ready).
+func appInStates(t *testing.T, ns string, states ...string) []cluster {
+	t.Helper()
+	cs := clusters(t)
+	for i, c := range cs {
+		var ann map[string]string
+		if states[i] != "" {
+			ann = map[string]string{localcluster.StateAnnotation: states[i]}
+		}
+		createPod(t, c.cs, ns, pod("app", ann))
+	}
+	return cs
 }

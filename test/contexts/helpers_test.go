@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -110,46 +109,6 @@ func createPod(t testing.TB, cs kubernetes.Interface, ns string, p *corev1.Pod) 
 	}
 }
 
-func setLabel(t testing.TB, cs kubernetes.Interface, ns, name, key, value string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
-	if _, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatalf("label pod %s/%s: %v", ns, name, err)
-	}
-}
-
-// deleteNow deletes a pod without a grace period.
-func deleteNow(t testing.TB, cs kubernetes.Interface, ns, name string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
-		t.Fatalf("delete pod %s/%s: %v", ns, name, err)
-	}
-}
-
-// waitReady waits until kwok reports every named pod ready.
-func waitReady(t testing.TB, cs kubernetes.Interface, ns string, names ...string) {
-	t.Helper()
-	for _, name := range names {
-		harness.Eventually(t, 2*time.Minute, harness.Text("pod "+ns+"/"+name+" to be ready"), func() bool {
-			p, err := cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
-			return err == nil && isReady(p)
-		})
-	}
-}
-
-func isReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // readyPodEverywhere creates a ready pod name in ns of every cluster.
 func readyPodEverywhere(t *testing.T, ns, name string) []cluster {
 	t.Helper()
@@ -158,7 +117,7 @@ func readyPodEverywhere(t *testing.T, ns, name string) []cluster {
 		createPod(t, c.cs, ns, pod(name, nil))
 	}
 	for _, c := range cs {
-		waitReady(t, c.cs, ns, name)
+		harness.WaitReady(t, c.cs, ns, name)
 	}
 	return cs
 }
@@ -182,22 +141,10 @@ func deployment(name, image string, replicas int32) *appsv1.Deployment {
 	}
 }
 
-// countLines is how many lines of text match re.
-func countLines(text, re string) int {
-	rx := regexp.MustCompile(re)
-	n := 0
-	for _, l := range strings.Split(text, "\n") {
-		if rx.MatchString(l) {
-			n++
-		}
-	}
-	return n
-}
-
 // wantLines fails unless exactly n lines of text match re.
 func wantLines(t *testing.T, text, re string, n int) {
 	t.Helper()
-	if got := countLines(text, re); got != n {
+	if got := harness.CountLines(text, re); got != n {
 		t.Errorf("%d lines match %q, want %d:\n%s", got, re, n, text)
 	}
 }
