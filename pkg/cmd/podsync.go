@@ -150,6 +150,9 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.Var(&o.maxRestarts, "max-restarts", "With --until: exit 4 when a container restarts more than this many times while the check runs; when not given, restarts are not counted.")
 	f.BoolVar(&o.skipUnavail, "skip-unavailable", false, "With several contexts: go on without a context that cannot be used at start (said once on stderr; a check counts it as failed, never as met) instead of exiting 1.")
 	f.Lookup("context").Usage = "The kubeconfig context to use; a comma-separated list or shell patterns (--context 'prod-*') watch several at once, with a CONTEXT column."
+	// kubectl's words for these speak of lists; podsync streams.
+	f.Lookup("sort-by").Usage = "Order the initial list (the SYNC block) by this JSONPath field, as kubectl get --sort-by orders its list (e.g. '{.metadata.creationTimestamp}'); later changes print as they come."
+	f.Lookup("show-managed-fields").Usage = "Keep managedFields in JSON, YAML and template output (they are never printed otherwise)."
 	o.klogFlags = flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(o.klogFlags)
 	f.AddGoFlag(o.klogFlags.Lookup("v"))
