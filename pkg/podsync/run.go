@@ -70,10 +70,10 @@ type clusterRun struct {
 	events map[string]int
 	// initial: the whole initial list has been delivered.
 	initial bool
-	// held holds messages back until the initial list is complete: the
-	// SYNC messages when --sort-by orders them, and, with several
-	// clusters, every message, so that each cluster's initial list prints
-	// as one aligned block without waiting for the other clusters.
+	// held holds messages back until the initial list is complete, when
+	// --sort-by orders it: its SYNC messages, and with several clusters
+	// every message, so that each cluster's sorted list prints as one
+	// block, its changes after it, without waiting for the other clusters.
 	held []controller.Message
 	// ctx is the run's context, ended early for a cluster skipped as
 	// unavailable (stop); unavailable then says why.
@@ -82,6 +82,9 @@ type clusterRun struct {
 	unavailable error
 	// label names the cluster in what is said about it, with several.
 	label string
+	// streamed holds the pods of the initial list printed from its pages,
+	// before the informer had the whole list (see pages.go).
+	streamed map[cache.ObjectName]*source.PodRow
 }
 
 func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*clusterRun, error) {
@@ -105,8 +108,14 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		w.rollouts = newRollouts(c.Clients.Kube.AppsV1(), cfg.MaxRetries, s.stderr, i, s.lookups)
 		w.eval.ConfirmRollouts()
 	}
+	stream := cfg.SortBy == ""
+	var observe func(*source.PodRowList)
+	if stream {
+		w.streamed = map[cache.ObjectName]*source.PodRow{}
+		observe = s.pageObserver(ctx, i)
+	}
 	ctrl, err := controller.New(controller.Options{
-		ListerWatcher: src.ListerWatcher(),
+		ListerWatcher: src.ListerWatcher(observe),
 		Deliver: func(ctx context.Context, msgs []controller.Message) error {
 			select {
 			case s.deliveries <- delivery{cluster: i, msgs: msgs}:
@@ -115,10 +124,12 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 				return context.Cause(ctx)
 			}
 		},
-		Workers:           cfg.Workers,
-		MaxRetries:        cfg.MaxRetries,
-		Resync:            cfg.Resync,
-		HideSync:          cfg.WatchOnly,
+		Workers:    cfg.Workers,
+		MaxRetries: cfg.MaxRetries,
+		Resync:     cfg.Resync,
+		// A streamed SYNC has been printed already: what was folded into
+		// it must come as an UPDATE of its own (see pages.go).
+		HideSync:          cfg.WatchOnly || stream,
 		KeepManagedFields: cfg.KeepManagedFields,
 		OnDrop: func(key cache.ObjectName, err error) {
 			fmt.Fprintf(s.stderr, "error: %spod %s: %s\n", w.prefix(), key, check.OneLine(err.Error(), 0))

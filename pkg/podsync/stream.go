@@ -27,6 +27,7 @@ type stream struct {
 	several bool
 
 	deliveries  chan delivery
+	pages       chan page
 	initialDone chan int
 	lookups     chan rolloutResult
 	unavailable chan unavailable
@@ -59,6 +60,7 @@ func newStream(ctx context.Context, cfg Config, several bool) *stream {
 		stderr:      &lockedWriter{w: cfg.ErrOut},
 		several:     several,
 		deliveries:  make(chan delivery),
+		pages:       make(chan page),
 		initialDone: make(chan int),
 		lookups:     make(chan rolloutResult),
 		unavailable: make(chan unavailable),
@@ -67,9 +69,9 @@ func newStream(ctx context.Context, cfg Config, several bool) *stream {
 }
 
 func (s *stream) loop(ctx context.Context) ending {
-	// One cluster's initial list is aligned as one block; with several,
-	// each cluster's block is held back until complete (initialListDone),
-	// so that lines of the others never wait for it.
+	// One cluster's initial list is aligned in blocks (its pages, then
+	// the rest at initialListDone); with several, only each page is, so
+	// that one cluster's lines never wait for another's list.
 	s.writer.SetBuffered(!s.several)
 	for {
 		select {
@@ -90,8 +92,13 @@ func (s *stream) loop(ctx context.Context) ending {
 			}
 		case res := <-s.lookups:
 			s.clusters[res.cluster].rollouts.apply(s.clusters[res.cluster].eval, res)
+		case p := <-s.pages:
+			if end, over := s.handlePage(s.clusters[p.cluster], p); over {
+				return end
+			}
 		case d := <-s.deliveries:
-			if end, over := s.handle(s.clusters[d.cluster], d.msgs); over {
+			c := s.clusters[d.cluster]
+			if end, over := s.handle(c, s.unstream(c, d.msgs)); over {
 				return end
 			}
 		}
@@ -104,6 +111,9 @@ func (s *stream) loop(ctx context.Context) ending {
 // initialListDone prints the initial list of w as one block, sorted when
 // asked, then lets each later line out as it comes.
 func (s *stream) initialListDone(w *clusterRun) (ending, bool) {
+	if end, over := s.forgetStreamed(w); over {
+		return end, true
+	}
 	w.initial = true
 	s.writer.SetBuffered(true)
 	if end, over := s.printHeld(w); over {
@@ -144,7 +154,7 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 	for _, m := range msgs {
 		m.Context = w.name
 		s.observe(w, m)
-		if !w.initial && (s.several || m.Kind == controller.Sync && s.cfg.SortBy != "" && !s.cfg.WatchOnly) {
+		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Kind == controller.Sync && !s.cfg.WatchOnly) {
 			w.held = append(w.held, m)
 			continue
 		}

@@ -28,9 +28,14 @@ type Source struct {
 // ListerWatcher wraps the source for the reflector, opted out of WatchList
 // semantics: a streaming list ends with a bookmark whose row carries only
 // metadata, and both sources read lists in pages of one snapshot instead.
-func (s Source) ListerWatcher() cache.ListerWatcher {
+// observe, when not nil, sees each page of the whole lists as it arrives
+// (see ObservingPages).
+func (s Source) ListerWatcher(observe func(*PodRowList)) cache.ListerWatcher {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			if observe != nil {
+				ctx = ObservingPages(ctx, observe)
+			}
 			list, err := s.List(ctx, opts)
 			if err != nil {
 				// A nil *PodRowList inside the interface would look like a list.
