@@ -309,3 +309,36 @@ func TestContextsSortBy(t *testing.T) {
 		t.Errorf("two clusters: got %q, want each block sorted", got)
 	}
 }
+
+// A check that fails on a page of the initial list, before the informer
+// has the whole list, still explains the pod, from the page; with several
+// clusters, naming its context.
+func TestFailureOnAFirstPageIsExplained(t *testing.T) {
+	for _, names := range [][]string{{""}, {"east", "west"}} {
+		var clusters []podsync.Cluster
+		for _, name := range names {
+			s := newSim(true)
+			s.put(newSimPod("a", "web-1", 1, crashLooping, ""))
+			page, _ := s.snapshot()
+			page.Continue = "more"
+			halfway := &source.Source{
+				List: func(ctx context.Context, _ metav1.ListOptions) (*source.PodRowList, error) {
+					source.ObservePage(ctx, page)
+					<-ctx.Done() // the next page never comes
+					return nil, ctx.Err()
+				},
+				Watch: s.watch,
+			}
+			clusters = append(clusters, podsync.Cluster{Name: name, Source: halfway})
+		}
+		r := startMulti(t, nil, true, clusters)
+		if out := r.outcome(t); out.Verdict != podsync.Failed {
+			t.Fatalf("%q: outcome %+v, want failed\n%s", names, out, r.stderr)
+		}
+		want := "Pod a/web-1 is not satisfied:\n  Phase:  Running\n"
+		if len(names) > 1 {
+			want = "Pod a/web-1 in context " // whichever failed first
+		}
+		wantStderr(t, r.stderr.String(), want, "Container app: waiting (CrashLoopBackOff: back-off)")
+	}
+}

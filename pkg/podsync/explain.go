@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
@@ -62,11 +63,10 @@ func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplana
 	defer cancel()
 	var out []check.PodExplanation
 	for _, k := range keys {
-		obj, ok, err := w.ctrl.Indexer().GetByKey(k)
-		if err != nil || !ok {
+		pod := w.lastPod(k)
+		if pod == nil {
 			continue
 		}
-		pod := obj.(*source.PodRow).Pod
 		events, err := s.events(ctx, w, pod)
 		if err != nil {
 			fmt.Fprintf(s.stderr, "warning: %sevents of pod %s: %s\n", w.prefix(), k, check.OneLine(err.Error(), 0))
@@ -79,6 +79,20 @@ func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplana
 		out = append(out, x)
 	}
 	return out, omitted
+}
+
+// lastPod is the newest state known of the pod with key k: the informer's,
+// or, when a check failed on a page of the initial list before the
+// informer had the list, the page's.
+func (w *clusterRun) lastPod(k string) *corev1.Pod {
+	if obj, ok, err := w.ctrl.Indexer().GetByKey(k); err == nil && ok {
+		return obj.(*source.PodRow).Pod
+	}
+	name, err := cache.ParseObjectName(k)
+	if row := w.streamed[name]; err == nil && row != nil {
+		return row.Pod
+	}
+	return nil
 }
 
 // events lists a pod's Events, retrying what may pass, up to --max-retries
