@@ -148,7 +148,9 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 func podSource(cfg Config, cluster Cluster, r source.Reporter) source.Source {
 	c := cluster.Clients
 	filter := source.Filter{Namespace: cfg.Scope.Namespace, LabelSelector: cfg.Scope.LabelSelector,
-		FieldSelector: cfg.Scope.FieldSelector, KeepManagedFields: cfg.KeepManagedFields}
+		FieldSelector: cfg.Scope.FieldSelector, KeepManagedFields: cfg.KeepManagedFields,
+		// --sort-by may name any field of the pod.
+		Lean: cfg.SortBy == ""}
 	if cluster.Namespace != "" && !cfg.Scope.AllNamespaces {
 		filter.Namespace = cluster.Namespace
 	}

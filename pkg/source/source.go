@@ -60,6 +60,10 @@ type Filter struct {
 	// KeepManagedFields keeps managedFields (--show-managed-fields);
 	// otherwise each page drops them as soon as it is decoded.
 	KeepManagedFields bool
+	// Lean makes every row of the table source lean (see Lean) as soon
+	// as it is decoded: for the table output, when nothing else reads the
+	// whole pod.
+	Lean bool
 }
 
 // apply merges the filter into the reflector's options.
