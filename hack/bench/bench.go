@@ -208,26 +208,31 @@ func (e *env) startCluster(ctx context.Context, tmp string) (func() error, error
 
 // newCluster starts a control plane in dir with the bench's settings.
 func (e *env) newCluster(ctx context.Context, dir string, detach bool) (*localcluster.Cluster, error) {
-	cfg := e.cfg
-	nodes := 1
-	if cfg.status == "kwok" {
-		nodes = cfg.nodes
-	}
 	t := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	c, err := localcluster.Start(sctx, localcluster.Options{
-		BinDir: cfg.bin, Dir: dir, Nodes: nodes, APIServerArgs: cfg.apiArgs,
-		PodStages: "fast", Detach: detach, Log: e.log,
-		// The crash-log keeper watches all pods: one more client competing
-		// with the one being measured.
-		NoCrashLogs: true,
-	})
+	c, err := localcluster.Start(sctx, e.clusterOptions(dir, detach))
 	if err != nil {
 		return nil, err
 	}
 	e.logf("cluster ready in %s in %s", time.Since(t).Round(100*time.Millisecond), dir)
 	return c, nil
+}
+
+// clusterOptions are the options of every cluster the bench starts.
+func (e *env) clusterOptions(dir string, detach bool) localcluster.Options {
+	cfg := e.cfg
+	nodes := 1
+	if cfg.status == "kwok" {
+		nodes = cfg.nodes
+	}
+	return localcluster.Options{
+		BinDir: cfg.bin, Dir: dir, Nodes: nodes, APIServerArgs: cfg.apiArgs,
+		PodStages: "fast", Detach: detach, Log: e.log,
+		// The crash-log keeper watches all pods: one more client competing
+		// with the one being measured.
+		NoCrashLogs: true,
+	}
 }
 
 func (e *env) stopControllers() error {

@@ -6,77 +6,44 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"time"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
 )
 
-// fleet is several local control planes and one kubeconfig with a context
-// for each, named a, b, c, ...
-//
-// TODO(issue 15): internal/localcluster is getting multi-cluster support
-// (branch cluster). Once it is merged, start the fleet with it and drop
-// startFleet and mergeKubeconfigs; the rest of this file only needs
-// clusters, contexts and kubeconfig.
+// fleet is several local control planes started side by side and one
+// kubeconfig with a context for each, named a, b, c, ...
 type fleet struct {
 	clusters   []*localcluster.Cluster
 	contexts   []string
 	kubeconfig string
 }
 
-// startFleet starts k clusters one after the other in dir.
+// startFleet starts k clusters together in dir.
 func (e *env) startFleet(ctx context.Context, dir string, k int) (*fleet, error) {
 	f := &fleet{kubeconfig: filepath.Join(dir, "kubeconfig")}
-	var configs []string
 	for i := range k {
-		name := string(rune('a' + i))
-		c, err := e.newCluster(ctx, filepath.Join(dir, name), false)
-		if err != nil {
-			return nil, errors.Join(err, f.stop())
-		}
-		f.clusters, f.contexts = append(f.clusters, c), append(f.contexts, name)
-		configs = append(configs, c.Kubeconfig)
+		f.contexts = append(f.contexts, string(rune('a'+i)))
 	}
-	if err := mergeKubeconfigs(f.kubeconfig, f.contexts, configs); err != nil {
+	t := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	var err error
+	if f.clusters, err = localcluster.StartMany(sctx, e.clusterOptions(dir, false), f.contexts); err != nil {
+		return nil, err
+	}
+	byName := map[string]*localcluster.Cluster{}
+	for i, c := range f.clusters {
+		byName[f.contexts[i]] = c
+	}
+	if err := localcluster.WriteMergedKubeconfig(f.kubeconfig, byName); err != nil {
 		return nil, errors.Join(err, f.stop())
 	}
+	e.logf("%d clusters ready in %s in %s", k, time.Since(t).Round(100*time.Millisecond), dir)
 	return f, nil
 }
 
-func (f *fleet) stop() error {
-	var errs []error
-	for _, c := range f.clusters {
-		errs = append(errs, c.Stop())
-	}
-	return errors.Join(errs...)
-}
-
-// mergeKubeconfigs writes one kubeconfig whose context names[i] is the
-// current context of configs[i].
-func mergeKubeconfigs(path string, names, configs []string) error {
-	out := clientcmdapi.NewConfig()
-	for i, file := range configs {
-		cfg, err := clientcmd.LoadFromFile(file)
-		if err != nil {
-			return fmt.Errorf("load kubeconfig: %w", err)
-		}
-		cur, ok := cfg.Contexts[cfg.CurrentContext]
-		if !ok {
-			return fmt.Errorf("kubeconfig %s: no current context", file)
-		}
-		name := names[i]
-		out.Clusters[name] = cfg.Clusters[cur.Cluster]
-		out.AuthInfos[name] = cfg.AuthInfos[cur.AuthInfo]
-		out.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: cur.Namespace}
-	}
-	out.CurrentContext = names[0]
-	if err := clientcmd.WriteToFile(*out, path); err != nil {
-		return fmt.Errorf("write the fleet's kubeconfig: %w", err)
-	}
-	return nil
-}
+func (f *fleet) stop() error { return localcluster.StopAll(f.clusters) }
 
 // fleetResult is the multi-cluster row (issue 15).
 type fleetResult struct {

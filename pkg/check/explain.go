@@ -14,6 +14,8 @@ const maxEvents = 5
 // PodExplanation says why one pod does not satisfy the check. The JSON
 // field names are part of the summary's stable shape (see WriteJSON).
 type PodExplanation struct {
+	// Context is the pod's kubeconfig context in a check over several.
+	Context         string                 `json:"context,omitempty"`
 	Namespace       string                 `json:"namespace,omitempty"`
 	Name            string                 `json:"name"`
 	Phase           string                 `json:"phase"`

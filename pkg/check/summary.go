@@ -33,6 +33,9 @@ type Summary struct {
 	// Omitted counts unsatisfied pods left out of Unsatisfied, so a
 	// caller can cap the explanations for huge selections.
 	Omitted int
+	// Contexts has a line per context of a check over several; the
+	// fields above are then their total.
+	Contexts []ContextSummary
 }
 
 // summaryJSON is the wire shape of WriteJSON.
@@ -46,6 +49,7 @@ type summaryJSON struct {
 	Reason          string           `json:"reason,omitempty"`
 	Unsatisfied     []PodExplanation `json:"unsatisfied"`
 	Omitted         int              `json:"omitted,omitempty"`
+	Contexts        []ContextSummary `json:"contexts,omitempty"`
 }
 
 // WriteJSON writes the summary as exactly one compact JSON object on one
@@ -79,6 +83,7 @@ func (s Summary) WriteJSON(w io.Writer) error {
 		Reason:          s.Reason,
 		Unsatisfied:     s.Unsatisfied,
 		Omitted:         s.Omitted,
+		Contexts:        s.Contexts,
 	}
 	if out.Unsatisfied == nil {
 		out.Unsatisfied = []PodExplanation{}
@@ -105,6 +110,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	if s.Reason != "" {
 		fmt.Fprintf(&b, "Reason:   %s\n", OneLine(s.Reason, maxTextLen))
 	}
+	writeContexts(&b, s.Contexts)
 	fmt.Fprintf(&b, "Pods:     %d matched%s\n", s.Pods, statusList(s.Statuses))
 	fmt.Fprintf(&b, "Events:   %s\n", eventList(s.Events, s.EventKinds))
 	for i := range s.Unsatisfied {
@@ -123,6 +129,9 @@ func writePod(b *strings.Builder, p *PodExplanation) {
 	name := p.Name
 	if p.Namespace != "" {
 		name = p.Namespace + "/" + p.Name
+	}
+	if p.Context != "" {
+		name += " in context " + p.Context
 	}
 	fmt.Fprintf(b, "Pod %s is not satisfied:\n", name)
 	phase := p.Phase

@@ -148,8 +148,15 @@ func (o *Options) kubeconfigNames(pick func(contexts, clusters, users []string) 
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
-func (o *Options) completeContexts(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	return o.kubeconfigNames(func(c, _, _ []string) []string { return c }, toComplete)
+// completeContexts completes a context name, and after a comma the next
+// name of a list (--context a,b), leaving no space so the list can go on.
+func (o *Options) completeContexts(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	names, directive := o.kubeconfigNames(func(c, _, _ []string) []string { return c }, "")
+	if !strings.Contains(toComplete, ",") {
+		names, _ = completeList(names)(c, args, toComplete)
+		return names, directive
+	}
+	return completeList(names)(c, args, toComplete)
 }
 
 func (o *Options) completeClusters(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {

@@ -39,7 +39,10 @@ const example = `  # Watch the pods of the current namespace: SYNC for each exis
   kubectl podsync -l app=web -o json
 
   # CI: wait until every app=web pod is ready, fail fast on a crash loop
-  kubectl podsync -l app=web --until ready --timeout 5m`
+  kubectl podsync -l app=web --until ready --timeout 5m
+
+  # One stream and one gate over several clusters: a CONTEXT column, met when met in each
+  kubectl podsync --context 'prod-*' -l app=web --until ready --timeout 10m`
 
 // Bounds of the numeric flags: beyond them a value is a mistake, not a
 // choice (a thousand workers on one queue, a resync that spins).
@@ -70,13 +73,17 @@ type Options struct {
 	failOn        string
 	minPods       optionalCount
 	maxRestarts   optionalCount
+	skipUnavail   bool
 	klogFlags     *flag.FlagSet
 
 	// Set by Complete and Validate.
 	untilSet, failOnSet bool
 	namespace           string
 	restConfig          *rest.Config
-	config              podsync.Config
+	// contexts are the contexts of a run over several (--context list or
+	// pattern); empty for one.
+	contexts []kubeContext
+	config   podsync.Config
 }
 
 // NewOptions returns options with the contract's defaults.
@@ -134,13 +141,15 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.IntVar(&o.workers, "workers", o.workers, fmt.Sprintf("Workers taking pod keys from the rate-limited queue (1 to %d).", maxWorkers))
 	f.IntVar(&o.maxRetries, "max-retries", o.maxRetries, fmt.Sprintf("Failed attempts of one pod key's work before it is dropped with an error (1 to %d).", maxRetries))
 	f.DurationVar(&o.resync, "resync", 0, "Informer resync period (0: none; else at least 1s). Resyncs of unchanged pods print nothing.")
-	f.StringVar(&o.color, "color", o.color, "Colour the EVENT column: auto (only on a terminal, never with NO_COLOR), always or never.")
+	f.StringVar(&o.color, "color", o.color, "Colour the EVENT column, and CONTEXT with several contexts: auto (only on a terminal, never with NO_COLOR), always or never.")
 	f.BoolVar(&o.once, "once", false, "Print the current state (SYNC messages) and exit; with --until, judge it once.")
 	f.DurationVar(&o.timeout, "timeout", 0, "Stop after this long (0: never). With --until not yet met, exit 3.")
 	f.StringVar(&o.until, "until", "", "Exit 0 once every matching pod satisfies every condition: "+joinWords(check.Keywords())+".")
 	f.Var(&o.minPods, "min-pods", "With --until: how many pods must match; when not given, 1 (0 for gone).")
 	f.StringVar(&o.failOn, "fail-on", "", "Exit 4 at once when a matching pod shows one of these reasons (default with --until: "+check.FormatReasons(check.DefaultFailOn())+"; none turns it off).")
 	f.Var(&o.maxRestarts, "max-restarts", "With --until: exit 4 when a container restarts more than this many times while the check runs; when not given, restarts are not counted.")
+	f.BoolVar(&o.skipUnavail, "skip-unavailable", false, "With several contexts: go on without a context that cannot be used at start (said once on stderr; a check counts it as failed, never as met) instead of exiting 1.")
+	f.Lookup("context").Usage = "The kubeconfig context to use; a comma-separated list or shell patterns (--context 'prod-*') watch several at once, with a CONTEXT column."
 	// kubectl's words for these speak of lists; podsync streams.
 	f.Lookup("sort-by").Usage = "Order the initial list (the SYNC block) by this JSONPath field, as kubectl get --sort-by orders its list (e.g. '{.metadata.creationTimestamp}'); later changes print as they come."
 	f.Lookup("show-managed-fields").Usage = "Keep managedFields in JSON, YAML and template output (they are never printed otherwise)."
@@ -156,6 +165,14 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 	o.untilSet = c.Flags().Changed("until")
 	o.failOnSet = c.Flags().Changed("fail-on")
 	o.quietKlog(c)
+	if err := o.selectContexts(); err != nil {
+		return err
+	}
+	if len(o.contexts) > 0 {
+		// Each context has its own namespace; they share --request-timeout.
+		o.restConfig = o.contexts[0].restConfig
+		return nil
+	}
 	ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return usageError("kubeconfig: %s", oneLine(err))
@@ -226,7 +243,7 @@ func (o *Options) Validate() error {
 	}
 	w, err := output.New(output.Options{
 		PrintFlags: o.printFlags, AllNamespaces: o.allNamespaces, WatchOnly: o.watchOnly,
-		Color: output.ColorWanted(o.color, o.Out), Out: o.Out,
+		Color: output.ColorWanted(o.color, o.Out), Contexts: o.contextNames(), Out: o.Out,
 	})
 	if err != nil {
 		return usageError("%s", oneLine(err))
@@ -241,6 +258,7 @@ func (o *Options) Validate() error {
 		WatchOnly: o.watchOnly, SortBy: sortBy,
 		KeepManagedFields: o.printFlags.JSONYamlPrintFlags.ShowManagedFields && w.Shape() != output.Table,
 		RequestTimeout:    o.restConfig.Timeout,
+		SkipUnavailable:   o.skipUnavail,
 	}
 	return nil
 }
@@ -270,14 +288,14 @@ func (o *Options) validateNumbers() error {
 	return usageError("invalid --color %q: want auto, always or never", o.color)
 }
 
-// Run runs the check or stream against the kubeconfig's cluster.
+// Run runs the check or stream against the clusters of the kubeconfig's
+// contexts.
 func (o *Options) Run(ctx context.Context) error {
-	clients, err := podsync.NewClients(o.restConfig)
+	clusters, err := o.clusters()
 	if err != nil {
 		return err
 	}
-	out := podsync.Run(ctx, o.config, podsync.Cluster{Clients: clients})
-	return outcomeError(out)
+	return outcomeError(podsync.Run(ctx, o.config, clusters...))
 }
 
 // Execute runs the command with args and returns the process exit code.

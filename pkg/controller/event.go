@@ -72,6 +72,9 @@ type Message struct {
 	// deletion seen only as a tombstone without an object). It is shared
 	// with the cache: read only.
 	Row *source.PodRow
+	// Context names the kubeconfig context the pod is in, when a run
+	// watches several; the run sets it, the controller never does.
+	Context string
 }
 
 // pending is what happened to one key since a worker last took it. Several

@@ -36,6 +36,19 @@ func eventColors() map[string]string {
 // colorize wraps the event name that starts each table line. It runs after
 // the tabwriter has aligned the text, so escape codes never count as width.
 func colorize(text []byte, colors map[string]string) []byte {
+	return colorCells(text, func(line []byte) (int, int, string) {
+		end := bytes.IndexByte(line, ' ')
+		if end < 0 {
+			end = len(line)
+		}
+		return 0, end, colors[string(line[:end])]
+	})
+}
+
+// colorCells wraps one cell of each line of text, line[start:end] as cell
+// tells it, in the colour cell gives; a line whose colour is "" stays as
+// it is.
+func colorCells(text []byte, cell func(line []byte) (start, end int, color string)) []byte {
 	var out bytes.Buffer
 	for len(text) > 0 {
 		line := text
@@ -43,19 +56,16 @@ func colorize(text []byte, colors map[string]string) []byte {
 			line = text[:i+1]
 		}
 		text = text[len(line):]
-		word := line
-		if i := bytes.IndexByte(line, ' '); i >= 0 {
-			word = line[:i]
-		}
-		code, ok := colors[string(word)]
-		if !ok {
+		start, end, code := cell(line)
+		if code == "" {
 			out.Write(line)
 			continue
 		}
+		out.Write(line[:start])
 		out.WriteString(code)
-		out.Write(word)
+		out.Write(line[start:end])
 		out.WriteString(colorReset)
-		out.Write(line[len(word):])
+		out.Write(line[end:])
 	}
 	return out.Bytes()
 }

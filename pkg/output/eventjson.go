@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -15,14 +16,31 @@ import (
 // it, which is a third of the cost of a line under churn. Both escape HTML
 // characters as json.Marshal does.
 func (w *Writer) printEventJSON(kind controller.Kind, pod *corev1.Pod) error {
+	return w.appendEventJSON(&w.buf, kind, "", pod)
+}
+
+// appendEventJSON writes the envelope of printEventJSON to dst, with
+// "context" after "type" when context is set (a run over several
+// contexts).
+func (w *Writer) appendEventJSON(dst *bytes.Buffer, kind controller.Kind, context string, pod *corev1.Pod) error {
 	w.scratch.Reset()
 	if err := json.NewEncoder(&w.scratch).Encode(pod); err != nil {
 		return fmt.Errorf("marshal the pod: %w", err)
 	}
 	object := w.scratch.Bytes()
 	object = object[:len(object)-1] // Encode ends with a newline
-	w.buf.WriteString(`{"type":"` + kind.String() + `","object":`)
-	w.buf.Write(object)
-	w.buf.WriteString("}\n")
+	dst.WriteString(`{"type":"` + kind.String() + `",`)
+	if context != "" {
+		name, err := json.Marshal(context)
+		if err != nil {
+			return fmt.Errorf("marshal the context name: %w", err)
+		}
+		dst.WriteString(`"context":`)
+		dst.Write(name)
+		dst.WriteByte(',')
+	}
+	dst.WriteString(`"object":`)
+	dst.Write(object)
+	dst.WriteString("}\n")
 	return nil
 }

@@ -19,10 +19,13 @@ var typicalWidths = map[string]int{
 const cellPadding = 3
 
 // seedWidths returns starting widths for the columns as they will be
-// printed: EVENT, NAMESPACE with -A, the visible server columns, CHANGES,
-// then -L columns and LABELS.
+// printed: EVENT, CONTEXT with several contexts, NAMESPACE with -A, the
+// visible server columns, CHANGES, then -L columns and LABELS.
 func (w *Writer) seedWidths(cols []metav1.TableColumnDefinition) []int {
 	names := []string{"Event"}
+	if w.multi() {
+		names = append(names, "Context")
+	}
 	if w.opts.AllNamespaces {
 		names = append(names, "Namespace")
 	}
@@ -34,6 +37,9 @@ func (w *Writer) seedWidths(cols []metav1.TableColumnDefinition) []int {
 	widths := make([]int, len(names))
 	for i, n := range names {
 		widths[i] = max(len(n), typicalWidths[n]) + cellPadding
+	}
+	if w.multi() {
+		w.widenForContexts(names, widths)
 	}
 	return widths
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/printers"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
@@ -61,7 +59,10 @@ type Options struct {
 	AllNamespaces bool
 	WatchOnly     bool
 	Color         bool
-	Out           io.Writer
+	// Contexts are the contexts of a run over several, in the order their
+	// colours follow; with fewer than two, messages do not name theirs.
+	Contexts []string
+	Out      io.Writer
 	// Now is the clock for the AGE column; tests fix it.
 	Now func() time.Time
 }
@@ -79,8 +80,10 @@ type Writer struct {
 	// scratch holds one message of a non-table printer until it has been
 	// printed whole: a template that fails half-way must print nothing.
 	scratch bytes.Buffer
+	// contextColors colour the CONTEXT column of a table.
+	contextColors map[string]string
 	// last is the previous state reported per key, for CHANGES.
-	last map[cache.ObjectName]*source.PodRow
+	last map[contextKey]*source.PodRow
 	// buffered holds table lines back until Flush, so the initial list is
 	// aligned as one block, as kubectl aligns its first table.
 	buffered bool
@@ -96,7 +99,8 @@ type Writer struct {
 func New(o Options) (*Writer, error) {
 	format := *o.PrintFlags.OutputFormat
 	o.PrintFlags.SetKind(schema.GroupKind{Kind: "Pod"})
-	if o.AllNamespaces {
+	if o.AllNamespaces && len(o.Contexts) < 2 {
+		// With several contexts the writer adds NAMESPACE after CONTEXT.
 		if err := o.PrintFlags.EnsureWithNamespace(); err != nil {
 			return nil, err
 		}
@@ -112,9 +116,12 @@ func New(o Options) (*Writer, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	w := &Writer{opts: o, shape: ShapeOf(format), wide: format == "wide", printer: p, last: map[cache.ObjectName]*source.PodRow{}, labels: labels}
+	w := &Writer{opts: o, shape: ShapeOf(format), wide: format == "wide", printer: p, last: map[contextKey]*source.PodRow{}, labels: labels}
 	if o.Color {
 		w.colors = eventColors()
+		if w.multi() {
+			w.contextColors = contextColors(o.Contexts)
+		}
 	}
 	if o.PrintFlags.TemplateFlags.TemplateArgument != nil && *o.PrintFlags.TemplateFlags.TemplateArgument != "" && format == "" {
 		w.shape = Object
@@ -142,11 +149,12 @@ func (w *Writer) SetBuffered(b bool) { w.buffered = b }
 // for CHANGES but not printed; a GONE without a known last state has
 // nothing to print.
 func (w *Writer) Write(msg controller.Message) error {
-	prev := w.last[msg.Key]
+	key := contextKey{context: w.messageContext(msg), key: msg.Key}
+	prev := w.last[key]
 	if msg.Kind == controller.Gone {
-		delete(w.last, msg.Key)
+		delete(w.last, key)
 	} else if w.shape == Table {
-		w.last[msg.Key] = msg.Row
+		w.last[key] = msg.Row
 	}
 	if msg.Kind == controller.Sync && w.opts.WatchOnly || msg.Row == nil {
 		return nil
@@ -174,6 +182,9 @@ func (w *Writer) Flush() error {
 	if w.shape == Table {
 		text = trimLineEnds(text)
 	}
+	if w.contextColors != nil && w.shape == Table {
+		text = colorContexts(text, w.contextColors)
+	}
 	if w.colors != nil {
 		text = colorize(text, w.colors)
 	}
@@ -200,12 +211,15 @@ func (w *Writer) print(msg controller.Message, prev *source.PodRow) error {
 	pod := typedPod(msg.Row.Pod)
 	switch w.shape {
 	case Event:
-		if *w.opts.PrintFlags.OutputFormat == "json" {
-			return w.printEventJSON(msg.Kind, pod)
+		switch {
+		case *w.opts.PrintFlags.OutputFormat == "json":
+			return w.appendEventJSON(&w.buf, msg.Kind, w.messageContext(msg), pod)
+		case w.multi():
+			return w.printEventEnvelope(msg, pod)
 		}
 		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: pod}})
 	case Name:
-		return w.printWhole(w.names[msg.Kind], pod)
+		return w.printName(msg, pod)
 	}
 	// kubectl get hands templates and custom columns an unstructured object:
 	// a field that is not set is <none> in a custom column, not an empty
@@ -287,11 +301,13 @@ func (w *Writer) printRow(msg controller.Message, prev *source.PodRow, pod *core
 func (w *Writer) tableEvent(msg controller.Message, pod *corev1.Pod, changes string) *metav1.WatchEvent {
 	row := msg.Row
 	cols := w.columns(row.Columns)
-	cells := make([]interface{}, len(row.Columns), len(cols))
-	copy(cells, row.Cells)
+	lead := w.leadCells(msg, pod)
+	cells := make([]interface{}, len(lead)+len(row.Columns), len(cols))
+	copy(cells, lead)
+	copy(cells[len(lead):], row.Cells)
 	for i, c := range row.Columns {
-		if c.Name == "Age" && i < len(cells) {
-			cells[i] = age(pod.CreationTimestamp, w.opts.Now())
+		if c.Name == "Age" {
+			cells[len(lead)+i] = age(pod.CreationTimestamp, w.opts.Now())
 		}
 	}
 	cells = append(w.labels.cells(cells, pod.Labels), changes)
@@ -307,8 +323,9 @@ var changesColumn = metav1.TableColumnDefinition{Name: "Changes", Type: "string"
 // columns returns the table's column definitions, built once from the
 // server's, so every message shares them and the header prints once.
 func (w *Writer) columns(server []metav1.TableColumnDefinition) []metav1.TableColumnDefinition {
-	if w.cols == nil || len(w.cols) != len(server)+w.labels.count()+1 {
-		w.cols = append(append(slices.Clip(server), w.labels.columns()...), changesColumn)
+	lead := w.leadColumns()
+	if w.cols == nil || len(w.cols) != len(lead)+len(server)+w.labels.count()+1 {
+		w.cols = append(append(append(lead, server...), w.labels.columns()...), changesColumn)
 	}
 	return w.cols
 }

@@ -50,6 +50,10 @@ type Config struct {
 	KeepManagedFields bool
 	// RequestTimeout is --request-timeout, named when a request times out.
 	RequestTimeout time.Duration
+	// SkipUnavailable goes on without a cluster that cannot be used at
+	// start, when the run has several: it is said once, and a check
+	// counts it as failed, never as met.
+	SkipUnavailable bool
 }
 
 // Scope says which pods of each cluster match.
@@ -78,11 +82,16 @@ type Clients struct {
 
 // Cluster is one cluster a run watches.
 type Cluster struct {
-	// Name is the kubeconfig context's name.
+	// Name is the kubeconfig context's name; a run over several clusters
+	// names it in each message and each line said about the cluster.
 	Name    string
 	Clients *Clients
 	// Source, when set, replaces the pod source built from Clients.
 	Source *source.Source
+	// Namespace, when set, is watched in this cluster in place of
+	// Scope.Namespace (each context's own default namespace); not with
+	// Scope.AllNamespaces.
+	Namespace string
 }
 
 // NewClients builds the clients of one cluster from its REST config: a

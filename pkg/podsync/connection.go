@@ -31,6 +31,9 @@ import (
 //   - A run that only needs the list (--once) ignores watch errors: a user
 //     who may list but not watch can still take a snapshot, as with
 //     `kubectl get pods`.
+//   - In a run over several clusters, each has its own connection, named
+//     in what it says; with --skip-unavailable, one that cannot be used
+//     at start is skipped rather than ending the run.
 type connection struct {
 	ctx    context.Context
 	errOut io.Writer
@@ -40,6 +43,11 @@ type connection struct {
 	requestTimeout time.Duration
 	// listOnly is set for --once.
 	listOnly bool
+	// name is the context named in what is said, "" with one cluster.
+	name string
+	// skip, when set, is called instead of fail for a cluster that cannot
+	// be used at start (--skip-unavailable); it ends c.ctx.
+	skip func(error)
 
 	mu       sync.Mutex
 	listed   bool
@@ -55,7 +63,7 @@ func (c *connection) Result(verb string, err error) {
 		c.listed = c.listed || verb == "list"
 		if c.lostOnce {
 			c.lostOnce = false
-			fmt.Fprintf(c.errOut, "podsync: reconnected to the API server after %s; changes made meanwhile follow\n", c.since(c.lostAt))
+			fmt.Fprintf(c.errOut, "podsync: reconnected to the API server%s after %s; changes made meanwhile follow\n", c.of(), c.since(c.lostAt))
 		}
 		return
 	}
@@ -66,14 +74,29 @@ func (c *connection) Result(verb string, err error) {
 		return
 	}
 	why := c.describe(verb, err)
-	if !c.listed || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+	switch {
+	case !c.listed && c.skip != nil:
+		c.skip(why)
+		return
+	case !c.listed || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+		if c.name != "" {
+			why = &contextError{name: c.name, err: why}
+		}
 		c.fail(why)
 		return
 	}
 	if !c.lostOnce {
 		c.lostOnce, c.lostAt = true, c.clock()
-		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server (%s); retrying\n", why)
+		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server%s (%s); retrying\n", c.of(), why)
 	}
+}
+
+// of names the context after "the API server", with several clusters.
+func (c *connection) of() string {
+	if c.name == "" {
+		return ""
+	}
+	return " of context " + c.name
 }
 
 func (c *connection) clock() time.Time {

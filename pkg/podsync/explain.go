@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
@@ -20,6 +22,30 @@ const maxExplained = 10
 // explainTime bounds the Events lookups of an explanation: the run's
 // context has ended, and the explanation still gets a short while.
 const explainTime = 15 * time.Second
+
+// explainAll explains the pods of every cluster, the clusters at once, so
+// that one that has gone slow or away costs the summary its own wait only;
+// the pods of a cluster whose check failed come first.
+func (s *stream) explainAll(ctx context.Context) ([]check.PodExplanation, int) {
+	xs := make([][]check.PodExplanation, len(s.clusters))
+	omitted := make([]int, len(s.clusters))
+	var wg sync.WaitGroup
+	for i, w := range s.clusters {
+		wg.Go(func() { xs[i], omitted[i] = s.explain(ctx, w) })
+	}
+	wg.Wait()
+	var failed, rest []check.PodExplanation
+	n := 0
+	for i, w := range s.clusters {
+		if w.eval.Verdict().State == check.Failed {
+			failed = append(failed, xs[i]...)
+		} else {
+			rest = append(rest, xs[i]...)
+		}
+		n += omitted[i]
+	}
+	return append(failed, rest...), n
+}
 
 // explain describes the failing pod and the pods that miss a condition,
 // each with its most recent Events.
@@ -37,22 +63,36 @@ func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplana
 	defer cancel()
 	var out []check.PodExplanation
 	for _, k := range keys {
-		obj, ok, err := w.ctrl.Indexer().GetByKey(k)
-		if err != nil || !ok {
+		pod := w.lastPod(k)
+		if pod == nil {
 			continue
 		}
-		pod := obj.(*source.PodRow).Pod
 		events, err := s.events(ctx, w, pod)
 		if err != nil {
-			fmt.Fprintf(s.stderr, "warning: events of pod %s: %s\n", k, check.OneLine(err.Error(), 0))
+			fmt.Fprintf(s.stderr, "warning: %sevents of pod %s: %s\n", w.prefix(), k, check.OneLine(err.Error(), 0))
 		}
 		x := check.Explain(pod, s.cfg.Check.Conditions, events)
+		x.Context = w.label
 		if gap, ok := w.eval.RolloutGap(k); ok {
 			x.UnmetConditions = append(x.UnmetConditions, gap)
 		}
 		out = append(out, x)
 	}
 	return out, omitted
+}
+
+// lastPod is the newest state known of the pod with key k: the informer's,
+// or, when a check failed on a page of the initial list before the
+// informer had the list, the page's.
+func (w *clusterRun) lastPod(k string) *corev1.Pod {
+	if obj, ok, err := w.ctrl.Indexer().GetByKey(k); err == nil && ok {
+		return obj.(*source.PodRow).Pod
+	}
+	name, err := cache.ParseObjectName(k)
+	if row := w.streamed[name]; err == nil && row != nil {
+		return row.Pod
+	}
+	return nil
 }
 
 // events lists a pod's Events, retrying what may pass, up to --max-retries

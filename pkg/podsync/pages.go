@@ -58,6 +58,12 @@ func (s *stream) handlePage(c *clusterRun, p page) (ending, bool) {
 	if c.initial {
 		return ending{}, false // a relist: its changes come from the informer
 	}
+	if s.several {
+		// A page prints as one aligned block; lines of other clusters
+		// go out as they come.
+		s.writer.SetBuffered(true)
+		defer s.writer.SetBuffered(false)
+	}
 	for i := range p.list.Items {
 		row := &p.list.Items[i]
 		key := cache.ObjectName{Namespace: row.Pod.Namespace, Name: row.Pod.Name}

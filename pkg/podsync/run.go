@@ -27,7 +27,7 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 		ctx, stop = context.WithTimeoutCause(ctx, cfg.Timeout, ErrTimeout)
 		defer stop()
 	}
-	s := newStream(ctx, cfg)
+	s := newStream(ctx, cfg, len(clusters) > 1)
 	for i, c := range clusters {
 		w, err := newClusterRun(ctx, cancel, cfg, i, c, s)
 		if err != nil {
@@ -37,11 +37,11 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 	}
 	var wg sync.WaitGroup
 	for _, w := range s.clusters {
-		wg.Go(func() { _ = w.ctrl.Run(ctx) })
+		wg.Go(func() { _ = w.ctrl.Run(w.ctx) })
 		wg.Go(func() {
 			select {
 			case <-w.ctrl.InitialDone():
-			case <-ctx.Done():
+			case <-w.ctx.Done():
 				return
 			}
 			select {
@@ -70,9 +70,18 @@ type clusterRun struct {
 	events map[string]int
 	// initial: the whole initial list has been delivered.
 	initial bool
-	// synced holds the SYNC messages until the initial list is complete,
-	// when --sort-by orders them.
-	synced []controller.Message
+	// held holds messages back until the initial list is complete, when
+	// --sort-by orders it: its SYNC messages, and with several clusters
+	// every message, so that each cluster's sorted list prints as one
+	// block, its changes after it, without waiting for the other clusters.
+	held []controller.Message
+	// ctx is the run's context, ended early for a cluster skipped as
+	// unavailable (stop); unavailable then says why.
+	ctx         context.Context
+	stop        context.CancelCauseFunc
+	unavailable error
+	// label names the cluster in what is said about it, with several.
+	label string
 	// streamed holds the pods of the initial list printed from its pages,
 	// before the informer had the whole list (see pages.go).
 	streamed map[cache.ObjectName]*source.PodRow
@@ -80,10 +89,17 @@ type clusterRun struct {
 
 func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*clusterRun, error) {
 	w := &clusterRun{index: i, name: c.Name, clients: c.Clients, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check)}
+	w.ctx, w.stop = context.WithCancelCause(ctx)
+	if s.several {
+		w.label = c.Name
+	}
 	src := c.Source
 	if src == nil {
-		conn := &connection{ctx: ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once}
-		built := podSource(cfg, c.Clients, conn)
+		conn := &connection{ctx: w.ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once, name: w.label}
+		if s.several && cfg.SkipUnavailable {
+			conn.skip = s.skipper(ctx, w)
+		}
+		built := podSource(cfg, c, conn)
 		src = &built
 	}
 	if c.Clients != nil {
@@ -116,7 +132,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		HideSync:          cfg.WatchOnly || stream,
 		KeepManagedFields: cfg.KeepManagedFields,
 		OnDrop: func(key cache.ObjectName, err error) {
-			fmt.Fprintf(s.stderr, "error: pod %s: %s\n", key, check.OneLine(err.Error(), 0))
+			fmt.Fprintf(s.stderr, "error: %spod %s: %s\n", w.prefix(), key, check.OneLine(err.Error(), 0))
 		},
 	})
 	if err != nil {
@@ -129,11 +145,15 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 // podSource builds the ListerWatcher's source: server-side tables for the
 // table output, plain protobuf pods for every other output, narrowed to
 // the named pods, retried while the server is unreachable.
-func podSource(cfg Config, c *Clients, r source.Reporter) source.Source {
+func podSource(cfg Config, cluster Cluster, r source.Reporter) source.Source {
+	c := cluster.Clients
 	filter := source.Filter{Namespace: cfg.Scope.Namespace, LabelSelector: cfg.Scope.LabelSelector,
 		FieldSelector: cfg.Scope.FieldSelector, KeepManagedFields: cfg.KeepManagedFields,
 		// --sort-by may name any field of the pod.
 		Lean: cfg.SortBy == ""}
+	if cluster.Namespace != "" && !cfg.Scope.AllNamespaces {
+		filter.Namespace = cluster.Namespace
+	}
 	if len(cfg.Scope.Names) == 1 {
 		// One name can be matched by the server.
 		filter.FieldSelector = joinSelectors(filter.FieldSelector, "metadata.name="+cfg.Scope.Names[0])

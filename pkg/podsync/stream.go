@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -22,11 +23,14 @@ type stream struct {
 	writer   *output.Writer
 	stderr   io.Writer
 	clusters []*clusterRun
+	// several: the run watches more than one cluster.
+	several bool
 
 	deliveries  chan delivery
 	pages       chan page
 	initialDone chan int
 	lookups     chan rolloutResult
+	unavailable chan unavailable
 	// stdoutGone closes when the reader of stdout has gone; outClosed
 	// says it has, so a check judges on without printing.
 	stdoutGone <-chan struct{}
@@ -49,21 +53,26 @@ type ending struct {
 	summary bool
 }
 
-func newStream(ctx context.Context, cfg Config) *stream {
+func newStream(ctx context.Context, cfg Config, several bool) *stream {
 	return &stream{
 		cfg:         cfg,
 		writer:      cfg.Output,
 		stderr:      &lockedWriter{w: cfg.ErrOut},
+		several:     several,
 		deliveries:  make(chan delivery),
 		pages:       make(chan page),
 		initialDone: make(chan int),
 		lookups:     make(chan rolloutResult),
+		unavailable: make(chan unavailable),
 		stdoutGone:  output.WatchClosed(ctx, cfg.Stdout),
 	}
 }
 
 func (s *stream) loop(ctx context.Context) ending {
-	s.writer.SetBuffered(true)
+	// One cluster's initial list is aligned in blocks (its pages, then
+	// the rest at initialListDone); with several, only each page is, so
+	// that one cluster's lines never wait for another's list.
+	s.writer.SetBuffered(!s.several)
 	for {
 		select {
 		case <-ctx.Done():
@@ -75,6 +84,10 @@ func (s *stream) loop(ctx context.Context) ending {
 			}
 		case i := <-s.initialDone:
 			if end, over := s.initialListDone(s.clusters[i]); over {
+				return end
+			}
+		case u := <-s.unavailable:
+			if end, over := s.skip(u); over {
 				return end
 			}
 		case res := <-s.lookups:
@@ -95,29 +108,41 @@ func (s *stream) loop(ctx context.Context) ending {
 	}
 }
 
-// initialListDone prints the initial list of w, sorted when asked, and
-// once every cluster's list is in, lets each later line out as it comes.
+// initialListDone prints the initial list of w as one block, sorted when
+// asked, then lets each later line out as it comes.
 func (s *stream) initialListDone(w *clusterRun) (ending, bool) {
 	if end, over := s.forgetStreamed(w); over {
 		return end, true
 	}
 	w.initial = true
-	if s.cfg.SortBy != "" {
-		if err := sortByField(w.synced, s.cfg.SortBy); err != nil {
-			return ending{verdict: Broken, cause: UsageError{Err: err}}, true
-		}
-		for _, m := range w.synced {
-			if end, over := s.print(m); over {
-				return end, true
-			}
-		}
-		w.synced = nil
-	}
-	if !s.allInitial() {
-		return ending{}, false
+	s.writer.SetBuffered(true)
+	if end, over := s.printHeld(w); over {
+		return end, true
 	}
 	s.writer.SetBuffered(false)
 	return s.flush()
+}
+
+// printHeld prints the messages held back for w's initial list: the SYNC
+// messages first, ordered by --sort-by when given, then the others in the
+// order they came.
+func (s *stream) printHeld(w *clusterRun) (ending, bool) {
+	held := w.held
+	w.held = nil
+	if s.cfg.SortBy != "" {
+		syncs := slices.DeleteFunc(slices.Clone(held), func(m controller.Message) bool { return m.Kind != controller.Sync })
+		if err := sortByField(syncs, s.cfg.SortBy); err != nil {
+			return ending{verdict: Broken, cause: UsageError{Err: err}}, true
+		}
+		rest := slices.DeleteFunc(held, func(m controller.Message) bool { return m.Kind == controller.Sync })
+		held = slices.Concat(syncs, rest)
+	}
+	for _, m := range held {
+		if end, over := s.print(m); over {
+			return end, true
+		}
+	}
+	return ending{}, false
 }
 
 // handle judges each message of one key, then prints it: the verdict never
@@ -127,9 +152,10 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 		return ending{}, false // --once judges the initial list only
 	}
 	for _, m := range msgs {
+		m.Context = w.name
 		s.observe(w, m)
-		if m.Kind == controller.Sync && s.cfg.SortBy != "" && !s.cfg.WatchOnly {
-			w.synced = append(w.synced, m)
+		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Kind == controller.Sync && !s.cfg.WatchOnly) {
+			w.held = append(w.held, m)
 			continue
 		}
 		if end, over := s.print(m); over {
@@ -147,7 +173,7 @@ func (s *stream) observe(w *clusterRun, m controller.Message) {
 	case m.Kind != controller.Gone:
 		w.eval.ObserveStatus(key, m.Row.Pod, source.Cell(m.Row, "Status"), m.Kind == controller.Sync)
 	case m.Row == nil:
-		fmt.Fprintf(s.stderr, "warning: pod %s was deleted while the watch was down; its last state is not known\n", key)
+		fmt.Fprintf(s.stderr, "warning: %spod %s was deleted while the watch was down; its last state is not known\n", w.prefix(), key)
 		w.eval.Forget(key)
 	default:
 		w.eval.Forget(key)
@@ -252,10 +278,15 @@ func (s *stream) judge(ctx context.Context) (ending, bool) {
 }
 
 // state combines the clusters' checks: failed when one failed, met when
-// all met.
+// all met. A cluster skipped as unavailable is never met: once every other
+// is met on its whole list, the check has failed.
 func (s *stream) state() check.State {
-	met := true
+	met, skipped := true, false
 	for _, w := range s.clusters {
+		if w.unavailable != nil {
+			skipped = true
+			continue
+		}
 		switch w.eval.Verdict().State {
 		case check.Failed:
 			return check.Failed
@@ -263,17 +294,20 @@ func (s *stream) state() check.State {
 			met = false
 		}
 	}
-	if met {
-		return check.Met
+	switch {
+	case !met, skipped && !s.allInitial():
+		return check.Pending
+	case skipped:
+		return check.Failed
 	}
-	return check.Pending
+	return check.Met
 }
 
 // settled is the ending of a run that stops now, at --timeout or on the
 // --once state: a check is met, failed or not met; a plain stream is done.
 func (s *stream) settled() ending {
 	switch {
-	case s.state() == check.Failed:
+	case s.state() == check.Failed, checking(s.cfg.Check) && s.skipped() > 0:
 		return ending{verdict: Failed, summary: true}
 	case len(s.cfg.Check.Conditions) == 0:
 		return ending{verdict: Done}
@@ -320,6 +354,12 @@ func (s *stream) finish(ctx context.Context, end ending, took time.Duration) Out
 	}
 	if !end.summary {
 		return out
+	}
+	if s.several {
+		// A cluster whose initial list was not complete yet.
+		for _, w := range s.clusters {
+			s.printHeld(w)
+		}
 	}
 	s.flush()
 	s.summary(ctx, out, took)

@@ -29,7 +29,7 @@ func newTestStream(t *testing.T, spec check.Spec) (*stream, *clusterRun, *bytes.
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newStream(context.Background(), Config{Output: w, ErrOut: &errOut, Check: spec})
+	s := newStream(context.Background(), Config{Output: w, ErrOut: &errOut, Check: spec}, false)
 	c := &clusterRun{eval: check.NewEvaluator(spec), events: map[string]int{}}
 	s.clusters = []*clusterRun{c}
 	return s, c, &out, &errOut

@@ -18,18 +18,17 @@ func (s *stream) summary(ctx context.Context, out Outcome, took time.Duration) {
 		Verdict: out.Verdict.String(), ExitCode: out.ExitCode(), Duration: took,
 		Statuses: map[string]int{}, Events: map[string]int{}, EventKinds: kindNames(),
 	}
+	sum.Reason = s.reason()
 	for _, w := range s.clusters {
-		v := w.eval.Verdict()
-		sum.Pods += v.Pods
+		sum.Pods += w.eval.Verdict().Pods
 		mergeCounts(sum.Statuses, w.eval.Statuses())
 		mergeCounts(sum.Events, w.events)
-		if sum.Reason == "" || v.State == check.Failed {
-			sum.Reason = w.eval.Reason(v)
+		if s.several {
+			sum.Contexts = append(sum.Contexts, s.contextSummary(w))
 		}
-		if out.Verdict == NotMet || out.Verdict == Failed {
-			xs, omitted := s.explain(ctx, w)
-			sum.Unsatisfied, sum.Omitted = append(sum.Unsatisfied, xs...), sum.Omitted+omitted
-		}
+	}
+	if out.Verdict == NotMet || out.Verdict == Failed {
+		sum.Unsatisfied, sum.Omitted = s.explainAll(ctx)
 	}
 	if out.Verdict == Interrupted {
 		sum.Reason = SignalError{Signal: out.Signal}.Error()

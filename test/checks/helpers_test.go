@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -60,20 +59,9 @@ func wantStderr(t *testing.T, r harness.Result, texts ...string) {
 // wantLines asserts that at least n lines of stdout match re.
 func wantLines(t *testing.T, stdout, re string, n int) {
 	t.Helper()
-	if got := countLines(stdout, re); got < n {
+	if got := harness.CountLines(stdout, re); got < n {
 		t.Errorf("%d stdout lines match %q, want at least %d\n--- stdout\n%s", got, re, n, stdout)
 	}
-}
-
-func countLines(stdout, re string) int {
-	rx := regexp.MustCompile(re)
-	n := 0
-	for _, l := range strings.Split(stdout, "\n") {
-		if rx.MatchString(l) {
-			n++
-		}
-	}
-	return n
 }
 
 // wantTook asserts a generous upper bound on the time to verdict.
@@ -223,15 +211,6 @@ func pods(t *testing.T, ns, selector string) []corev1.Pod {
 		t.Fatalf("list pods %s in %s: %v", selector, ns, err)
 	}
 	return list.Items
-}
-
-func isReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // waitPods waits until exactly n pods match, none being deleted, each

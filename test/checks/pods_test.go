@@ -34,7 +34,7 @@ func TestPodsThatDoNotExistYet(t *testing.T) {
 	wantVerdict(t, r, 0, "met")
 	wantLines(t, r.Stdout, `^ADD\s+late-\S+\s+0/1\s`, 2)
 	wantLines(t, r.Stdout, `^UPDATE\s+late-\S+\s+1/1\s+Running\s`, 2)
-	if countLines(r.Stdout, `^SYNC\s`) != 0 {
+	if harness.CountLines(r.Stdout, `^SYNC\s`) != 0 {
 		t.Errorf("pods created after the check started were reported as SYNC\n%s", r)
 	}
 	wantStderr(t, r, "Reason:   all 2 matching pods satisfy ready", "Events:   SYNC 0, ADD 2, ")
@@ -54,7 +54,7 @@ func TestMinPods(t *testing.T) {
 	for _, name := range []string{"trio-a", "trio-b"} {
 		env.Apply(t, ns, strings.Replace(harness.PodYAML(name, nil), "app: "+name, "app: trio", 1))
 	}
-	waitPods(t, ns, "app=trio", 2, "ready", isReady)
+	waitPods(t, ns, "app=trio", 2, "ready", harness.IsReady)
 
 	r := check(t, "-n", ns, "-l", "app=trio", "--until", "ready", "--min-pods", "3", "--once")
 	wantVerdict(t, r, 3, "not met")
@@ -110,7 +110,7 @@ func TestOnce(t *testing.T) {
 	ns := env.Namespace(t)
 	env.Apply(t, ns, harness.PodYAML("fine", nil))
 	env.Apply(t, ns, harness.PodYAML("stuck", state("never-ready")))
-	waitPods(t, ns, "app=fine", 1, "ready", isReady)
+	waitPods(t, ns, "app=fine", 1, "ready", harness.IsReady)
 	waitPods(t, ns, "app=stuck", 1, "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 
 	r := check(t, "-n", ns, "fine", "--until", "ready", "--once")

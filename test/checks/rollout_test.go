@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
 // wantOnlyCurrentPods checks through the API, after the verdict, that every
@@ -21,9 +23,9 @@ func wantOnlyCurrentPods(t *testing.T, ns, deploy, image string, want int, stdou
 			continue
 		}
 		live++
-		if p.Labels["pod-template-hash"] != hash || !isReady(&p) {
+		if p.Labels["pod-template-hash"] != hash || !harness.IsReady(&p) {
 			t.Errorf("after the verdict, pod %s (hash %s, ready %v) is not a ready pod of the current ReplicaSet %s",
-				p.Name, p.Labels["pod-template-hash"], isReady(&p), rs.Name)
+				p.Name, p.Labels["pod-template-hash"], harness.IsReady(&p), rs.Name)
 		}
 		wantLines(t, stdout, `^(SYNC|ADD|UPDATE)\s+`+p.Name+`\s+1/1\s+Running\s`, 1)
 	}

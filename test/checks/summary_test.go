@@ -46,7 +46,7 @@ func TestJSONSummary(t *testing.T) {
 	env.Apply(t, ns, harness.PodYAML("good", nil))
 	env.Apply(t, ns, harness.PodYAML("bad", state("never-ready")))
 	env.Apply(t, ns, harness.PodYAML("crash", state("crashloop")))
-	waitPods(t, ns, "app=good", 1, "ready", isReady)
+	waitPods(t, ns, "app=good", 1, "ready", harness.IsReady)
 	waitPods(t, ns, "app=bad", 1, "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 
 	t.Run("met", func(t *testing.T) {

@@ -39,7 +39,7 @@ func TestBurstWithFourWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range burstDeleted {
-		deleteNow(t, tc.cs, ns, burstName(i))
+		harness.DeleteNow(t, tc.cs, ns, burstName(i))
 	}
 	took := time.Since(began)
 	changes := burstPods*(1+burstBumps) + burstDeleted

@@ -186,47 +186,6 @@ func setCounter(ctx context.Context, cs kubernetes.Interface, ns, name string, n
 	return p.ResourceVersion, nil
 }
 
-func setLabel(t testing.TB, cs kubernetes.Interface, ns, name, key, value string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
-	if _, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatalf("label pod %s/%s: %v", ns, name, err)
-	}
-}
-
-// deleteNow deletes a pod without a grace period, so it is gone at once
-// even when no kubelet (kwok) is there to confirm.
-func deleteNow(t testing.TB, cs kubernetes.Interface, ns, name string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
-		t.Fatalf("delete pod %s/%s: %v", ns, name, err)
-	}
-}
-
-// waitRunning waits until kwok reports every named pod ready.
-func waitRunning(t testing.TB, cs kubernetes.Interface, ns string, names ...string) {
-	t.Helper()
-	for _, name := range names {
-		harness.Eventually(t, 2*time.Minute, harness.Text("pod "+name+" to be ready"), func() bool {
-			p, err := cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
-			return err == nil && isReady(p)
-		})
-	}
-}
-
-func isReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // connectionNotes counts podsync's own lines about the connection.
 func connectionNotes(stderr string) (lost, back int) {
 	for _, l := range strings.Split(stderr, "\n") {

@@ -32,7 +32,7 @@ func TestConnectionCutPastCompaction(t *testing.T) {
 	admin, ca := tc.adminAuth(t)
 	kubeconfig := writeKubeconfig(t, proxy.URL(), ca, admin, ns)
 	createPod(t, tc.cs, ns, newPod("phoenix", false, map[string]string{"app": "phoenix"}))
-	waitRunning(t, tc.cs, ns, "phoenix")
+	harness.WaitReady(t, tc.cs, ns, "phoenix")
 	// -v=6 logs each request, so the relist can be counted.
 	p := startWithTwoPods(t, tc, ns, []string{"KUBECONFIG=" + kubeconfig}, "-v=6")
 	s := p.table
@@ -49,7 +49,7 @@ func TestConnectionCutPastCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	changeThreePods(t, tc.cs, ns)
-	deleteNow(t, tc.cs, ns, "phoenix")
+	harness.DeleteNow(t, tc.cs, ns, "phoenix")
 	createPod(t, tc.cs, ns, newPod("phoenix", false, map[string]string{"app": "phoenix", "generation": "2"}))
 	waitCompacted(t, tc.cs, ns, list.ResourceVersion)
 	p.alive(t)

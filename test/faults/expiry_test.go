@@ -172,7 +172,7 @@ func runExpirySteps(t *testing.T, tc *testCluster, ns string, streams []*watched
 		case i%6 == 5 && len(live) > 1:
 			name := live[0]
 			live = live[1:]
-			deleteNow(t, tc.cs, ns, name)
+			harness.DeleteNow(t, tc.cs, ns, name)
 			m = message{event: "GONE", name: name, count: strconv.Itoa(counts[name])}
 		default:
 			name := live[i%len(live)]

@@ -85,8 +85,8 @@ func TestEtcdRestarted(t *testing.T) {
 		return err == nil || apierrors.IsAlreadyExists(err)
 	})
 	t.Logf("the API server accepted writes %s after etcd was restarted", time.Since(back).Round(time.Millisecond))
-	setLabel(t, tc.cs, ns, "keep", "changed", "yes")
-	deleteNow(t, tc.cs, ns, "doomed")
+	harness.SetLabel(t, tc.cs, ns, "keep", "changed", "yes")
+	harness.DeleteNow(t, tc.cs, ns, "doomed")
 	p.expectThreeChanges(t)
 	p.stillWatching(t, tc, ns)
 	for _, r := range p.stop() {
@@ -110,7 +110,7 @@ func startWithTwoPods(t *testing.T, tc *testCluster, ns string, extraEnv []strin
 	for _, name := range []string{"keep", "doomed"} {
 		createPod(t, tc.cs, ns, newPod(name, false, map[string]string{"app": name}))
 	}
-	waitRunning(t, tc.cs, ns, "keep", "doomed")
+	harness.WaitReady(t, tc.cs, ns, "keep", "doomed")
 	p := pair{
 		table: tc.StartEnv(t, extraEnv, append([]string{"-n", ns}, tableArgs...)...),
 		names: tc.StartEnv(t, extraEnv, "-n", ns, "-o", "name"),
@@ -146,8 +146,8 @@ func (p pair) stop() []harness.Result {
 func changeThreePods(t *testing.T, cs kubernetes.Interface, ns string) {
 	t.Helper()
 	createPod(t, cs, ns, newPod("born", false, map[string]string{"app": "born"}))
-	setLabel(t, cs, ns, "keep", "changed", "yes")
-	deleteNow(t, cs, ns, "doomed")
+	harness.SetLabel(t, cs, ns, "keep", "changed", "yes")
+	harness.DeleteNow(t, cs, ns, "doomed")
 }
 
 // expectThreeChanges waits for the messages of changeThreePods in both
@@ -193,7 +193,7 @@ func expectCounts(t *testing.T, s *harness.Stream, want map[string]int) {
 func (p pair) stillWatching(t *testing.T, tc *testCluster, ns string) {
 	t.Helper()
 	p.alive(t)
-	deleteNow(t, tc.cs, ns, "born")
+	harness.DeleteNow(t, tc.cs, ns, "born")
 	p.table.WaitLine(`^GONE\s+born\s`, 2*time.Minute)
 	p.names.WaitLine(`^pod/born gone$`, 2*time.Minute)
 }

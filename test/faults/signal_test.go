@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
 // SIGINT and SIGTERM during a stream end it with the summary on stderr,
@@ -52,7 +54,7 @@ func TestStdoutClosedEarly(t *testing.T) {
 	ns := tc.Namespace(t)
 	createPod(t, tc.cs, ns, newPod("held", true, nil))
 	createPod(t, tc.cs, ns, newPod("web", false, map[string]string{"app": "web"}))
-	waitRunning(t, tc.cs, ns, "web")
+	harness.WaitReady(t, tc.cs, ns, "web")
 	cases := []struct {
 		name string
 		args []string
