@@ -115,7 +115,7 @@ func pipeToHead(t *testing.T, tc *testCluster, args []string) piped {
 	cmd := exec.CommandContext(ctx, "bash", append([]string{"-c", script, "bash", tc.KubectlBin}, args...)...)
 	// The race detector's runtime sleeps a second before a process exits,
 	// to let late reports out; that second is not podsync's.
-	cmd.Env = append(tc.Command(ctx, nil).Env, "GORACE=atexit_sleep_ms=0")
+	cmd.Env = tc.Command(ctx, []string{"GORACE=atexit_sleep_ms=0"}).Env
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	if err := cmd.Run(); err != nil {
