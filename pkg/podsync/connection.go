@@ -40,6 +40,11 @@ type connection struct {
 	requestTimeout time.Duration
 	// listOnly is set for --once.
 	listOnly bool
+	// resource is what is listed and watched: "pods" when empty.
+	resource string
+	// quiet says nothing of a lost connection: another connection of the
+	// same server says it (the workloads' watches beside the pods').
+	quiet bool
 
 	mu       sync.Mutex
 	listed   bool
@@ -70,7 +75,7 @@ func (c *connection) Result(verb string, err error) {
 		c.fail(why)
 		return
 	}
-	if !c.lostOnce {
+	if !c.lostOnce && !c.quiet {
 		c.lostOnce, c.lostAt = true, c.clock()
 		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server (%s); retrying\n", why)
 	}
@@ -109,6 +114,9 @@ func (e *requestError) Unwrap() error { return e.err }
 // user can act on.
 func (c *connection) describe(verb string, err error) error {
 	what := verb + " pods"
+	if c.resource != "" {
+		what = verb + " " + c.resource
+	}
 	var text string
 	var ue *url.Error
 	switch {

@@ -26,6 +26,7 @@ type stream struct {
 	deliveries  chan delivery
 	initialDone chan int
 	lookups     chan rolloutResult
+	workloads   chan workloadEvent
 	// stdoutGone closes when the reader of stdout has gone; outClosed
 	// says it has, so a check judges on without printing.
 	stdoutGone <-chan struct{}
@@ -56,6 +57,7 @@ func newStream(ctx context.Context, cfg Config) *stream {
 		deliveries:  make(chan delivery),
 		initialDone: make(chan int),
 		lookups:     make(chan rolloutResult),
+		workloads:   make(chan workloadEvent),
 		stdoutGone:  output.WatchClosed(ctx, cfg.Stdout),
 	}
 }
@@ -77,6 +79,8 @@ func (s *stream) loop(ctx context.Context) ending {
 			}
 		case res := <-s.lookups:
 			s.clusters[res.cluster].rollouts.apply(s.clusters[res.cluster].eval, res)
+		case ev := <-s.workloads:
+			s.clusters[ev.cluster].targets.update(ev, s.clusters[ev.cluster].eval, s.stderr)
 		case d := <-s.deliveries:
 			if end, over := s.handle(s.clusters[d.cluster], d.msgs); over {
 				return end

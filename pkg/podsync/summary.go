@@ -3,6 +3,7 @@ package podsync
 import (
 	"context"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
@@ -18,7 +19,9 @@ func (s *stream) summary(ctx context.Context, out Outcome, took time.Duration) {
 		Verdict: out.Verdict.String(), ExitCode: out.ExitCode(), Duration: took,
 		Statuses: map[string]int{}, Events: map[string]int{}, EventKinds: kindNames(),
 	}
+	gone := slices.ContainsFunc(s.cfg.Check.Conditions, func(c check.Condition) bool { return c.Kind == check.KindGone })
 	for _, w := range s.clusters {
+		sum.Targets = append(sum.Targets, w.targets.summarize(w, gone)...)
 		v := w.eval.Verdict()
 		sum.Pods += v.Pods
 		mergeCounts(sum.Statuses, w.eval.Statuses())
