@@ -161,8 +161,8 @@ func StatefulSetRollout(s *appsv1.StatefulSet) Rollout {
 	}
 	r.State = Met
 	r.Message = fmt.Sprintf("rolled out %d/%d at revision %s", want, want, st.UpdateRevision)
-	if partition > 0 {
-		r.Message = fmt.Sprintf("rolled out to the partition: %d of %d pods at revision %s", st.UpdatedReplicas, want, st.UpdateRevision)
+	if st.UpdateRevision != st.CurrentRevision {
+		r.Message = fmt.Sprintf("rolled out to the partition: %d of %d pods at revision %s (partition %d)", st.UpdatedReplicas, want, st.UpdateRevision, partition)
 	}
 	return r
 }

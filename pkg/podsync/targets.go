@@ -377,7 +377,7 @@ func (t *targetRun) podSource(ctx context.Context, cfg Config, c *Clients, r sou
 			}
 			return in("").InNamespaces(set)
 		}
-		klog.V(2).Infof("podsync: watching the pods of %d namespaces with one informer per namespace: %s", len(nss), why)
+		klog.V(2).Infof("podsync: watching the pods of %d namespaces (%s) with one informer per namespace: %s", len(nss), strings.Join(nss, ", "), why)
 	} else {
 		klog.V(2).Infof("podsync: watching the pods of %d namespaces (%s) with one informer per namespace", len(nss), strings.Join(nss, ", "))
 	}
