@@ -220,7 +220,9 @@ func (s *stream) allInitial() bool {
 // cluster back, they are looked up; --once waits for those answers.
 func (s *stream) judge(ctx context.Context) (ending, bool) {
 	all := s.allInitial()
-	if s.state() == check.Failed && (!s.cfg.Once || all) {
+	// A target that failed by its own rule (a Job already failed at the
+	// start) waits for the pods' initial lists, so the summary explains them.
+	if s.state() == check.Failed && (all || !s.cfg.Once && !s.targetFailed()) {
 		return ending{verdict: Failed, summary: true}, true
 	}
 	if !all {

@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
+	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -93,42 +95,45 @@ func listed[L runtime.Object](l L, err error) (runtime.Object, error) {
 	return l, nil
 }
 
+// typedClient is what each typed client of a workload kind offers, L being
+// its list type.
+type typedClient[L runtime.Object] interface {
+	List(ctx context.Context, o metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error)
+}
+
+// apiOf is a workload kind's workloadAPI, from its typed client.
+func apiOf[L runtime.Object, C typedClient[L]](obj runtime.Object, client func(kubernetes.Interface, string) C) workloadAPI {
+	return workloadAPI{
+		obj: obj,
+		list: func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return listed(client(c, ns).List(ctx, o))
+		},
+		watch: func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
+			return client(c, ns).Watch(ctx, o)
+		},
+	}
+}
+
 var workloadAPIs = map[string]workloadAPI{
-	check.TargetDeployment: {&appsv1.Deployment{},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return listed(c.AppsV1().Deployments(ns).List(ctx, o))
-		},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
-			return c.AppsV1().Deployments(ns).Watch(ctx, o)
-		}},
-	check.TargetStatefulSet: {&appsv1.StatefulSet{},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return listed(c.AppsV1().StatefulSets(ns).List(ctx, o))
-		},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
-			return c.AppsV1().StatefulSets(ns).Watch(ctx, o)
-		}},
-	check.TargetDaemonSet: {&appsv1.DaemonSet{},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return listed(c.AppsV1().DaemonSets(ns).List(ctx, o))
-		},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
-			return c.AppsV1().DaemonSets(ns).Watch(ctx, o)
-		}},
-	check.TargetJob: {&batchv1.Job{},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return listed(c.BatchV1().Jobs(ns).List(ctx, o))
-		},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
-			return c.BatchV1().Jobs(ns).Watch(ctx, o)
-		}},
-	check.TargetReplicaSet: {&appsv1.ReplicaSet{},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return listed(c.AppsV1().ReplicaSets(ns).List(ctx, o))
-		},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
-			return c.AppsV1().ReplicaSets(ns).Watch(ctx, o)
-		}},
+	check.TargetDeployment: apiOf[*appsv1.DeploymentList](&appsv1.Deployment{},
+		func(c kubernetes.Interface, ns string) appsclient.DeploymentInterface {
+			return c.AppsV1().Deployments(ns)
+		}),
+	check.TargetStatefulSet: apiOf[*appsv1.StatefulSetList](&appsv1.StatefulSet{},
+		func(c kubernetes.Interface, ns string) appsclient.StatefulSetInterface {
+			return c.AppsV1().StatefulSets(ns)
+		}),
+	check.TargetDaemonSet: apiOf[*appsv1.DaemonSetList](&appsv1.DaemonSet{},
+		func(c kubernetes.Interface, ns string) appsclient.DaemonSetInterface {
+			return c.AppsV1().DaemonSets(ns)
+		}),
+	check.TargetJob: apiOf[*batchv1.JobList](&batchv1.Job{},
+		func(c kubernetes.Interface, ns string) batchclient.JobInterface { return c.BatchV1().Jobs(ns) }),
+	check.TargetReplicaSet: apiOf[*appsv1.ReplicaSetList](&appsv1.ReplicaSet{},
+		func(c kubernetes.Interface, ns string) appsclient.ReplicaSetInterface {
+			return c.AppsV1().ReplicaSets(ns)
+		}),
 }
 
 // newTargetRun builds the informers of cluster i's workload targets; a Pod
@@ -212,40 +217,47 @@ func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 func (t *targetRun) handler(kind string) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { t.seen(kind, obj, false) },
-		UpdateFunc: func(_, obj interface{}) { t.seen(kind, obj, false) },
+		AddFunc:    func(obj interface{}) { t.seen(kind, obj) },
+		UpdateFunc: func(_, obj interface{}) { t.seen(kind, obj) },
 		DeleteFunc: func(obj interface{}) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
+			// A deletion missed while the watch was down comes as a
+			// tombstone, whose key is enough.
+			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+			if ns, name, err2 := cache.SplitMetaNamespaceKey(key); err == nil && err2 == nil {
+				t.send(workloadEvent{cluster: t.cluster, target: check.Target{Kind: kind, Namespace: ns, Name: name}})
 			}
-			t.seen(kind, obj, true)
 		},
 	}
 }
 
 // seen learns a target's selector from its object, and hands the object to
-// the stream. A deleted workload keeps its selector: its pods are seen
-// going.
-func (t *targetRun) seen(kind string, obj interface{}, deleted bool) {
+// the stream, after the pods the selector brings in. A deleted workload
+// keeps its selector: its pods are seen going.
+func (t *targetRun) seen(kind string, obj interface{}) {
+	o, ok := obj.(runtime.Object)
 	m, err := meta.Accessor(obj)
-	if err != nil {
+	if !ok || err != nil {
 		return
 	}
-	tg := check.Target{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
-	if t.byKey[tg] == nil {
-		return // another object of the namespace
+	ev := workloadEvent{cluster: t.cluster, target: check.Target{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}, obj: o}
+	if t.byKey[ev.target] == nil {
+		return
 	}
-	ev := workloadEvent{cluster: t.cluster, target: tg}
-	if !deleted {
-		ev.obj = obj.(runtime.Object)
-		if sel, ok := selectorOf(ev.obj); ok && t.learn(tg, sel) && t.ctrl != nil {
-			// Its pods are delivered first: the target is judged with them.
-			select {
-			case <-t.ctrl.Recheck(tg.Namespace):
-			case <-t.ctx.Done():
-				return
-			}
+	if sel, ok := selectorOf(o); ok && t.learn(ev.target, sel) && t.ctrl != nil {
+		select {
+		case <-t.ctrl.Recheck(ev.target.Namespace):
+		case <-t.ctx.Done():
+			return
 		}
+	}
+	t.send(ev)
+}
+
+// send hands a target's object to the stream; objects of the namespace
+// that are not targets are dropped.
+func (t *targetRun) send(ev workloadEvent) {
+	if t.byKey[ev.target] == nil {
+		return
 	}
 	select {
 	case t.events <- ev:
@@ -497,4 +509,15 @@ func (t *targetRun) keeper() controller.Keep {
 		return nil
 	}
 	return t.keep
+}
+
+// targetFailed reports whether a target, rather than a pod, failed the
+// check in some cluster.
+func (s *stream) targetFailed() bool {
+	for _, w := range s.clusters {
+		if v := w.eval.Verdict(); v.State == check.Failed && v.Failure.Target.Kind != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/kubectl/pkg/cmd/get"
 
@@ -27,12 +28,15 @@ type targetRun struct {
 	done           chan podsync.Outcome
 }
 
-func startTargets(t *testing.T, pods *sim, until string, targets []check.Target, objs ...*appsv1.Deployment) *targetRun {
+func startTargets(t *testing.T, pods *sim, until string, targets []check.Target, objs ...runtime.Object) *targetRun {
 	t.Helper()
-	r := &targetRun{sim: pods, api: fake.NewClientset(), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan podsync.Outcome, 1)}
-	for _, d := range objs {
-		r.create(t, d)
-	}
+	return startTargetsFor(t, 30*time.Second, pods, until, targets, objs...)
+}
+
+// startTargetsFor starts the run with the workloads objs already there.
+func startTargetsFor(t *testing.T, timeout time.Duration, pods *sim, until string, targets []check.Target, objs ...runtime.Object) *targetRun {
+	t.Helper()
+	r := &targetRun{sim: pods, api: fake.NewClientset(objs...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan podsync.Outcome, 1)}
 	pf := get.NewGetPrintFlags()
 	name := "name"
 	pf.OutputFormat = &name
@@ -45,7 +49,7 @@ func startTargets(t *testing.T, pods *sim, until string, targets []check.Target,
 		t.Fatal(err)
 	}
 	cfg := podsync.Config{Output: w, Stdout: r.stdout, ErrOut: r.stderr, Check: spec, Targets: targets,
-		Timeout: 30 * time.Second, Workers: 1, MaxRetries: 5}
+		Timeout: timeout, Workers: 1, MaxRetries: 5}
 	clients := &podsync.Clients{Kube: r.api, KubeWatch: r.api}
 	go func() {
 		r.done <- podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: clients, Source: r.sim.source()})
@@ -53,7 +57,12 @@ func startTargets(t *testing.T, pods *sim, until string, targets []check.Target,
 	select {
 	case <-r.sim.listed:
 	case out := <-r.done:
-		t.Fatalf("the run ended before it listed pods: %+v\n%s", out, r.stderr)
+		select {
+		case <-r.sim.listed:
+			r.done <- out // it listed, then ended: the test reads the outcome
+		default:
+			t.Fatalf("the run ended before it listed pods: %+v\n%s", out, r.stderr)
+		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("no pod list within 20 s")
 	}
@@ -128,25 +137,13 @@ func TestTargetsShowTheirPodsAndWaitForLateOnes(t *testing.T) {
 // A Job that retries a failed pod goes on (and says so once); a Job that
 // fails fails the check at once, with its reason, its failed pod explained.
 func TestFailedJobTarget(t *testing.T) {
-	pods := newSim(false)
-	failed := podOf("migrate-1", "migrate", failedPhase)
-	yes := true
-	failed.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "migrate", Controller: &yes}}
-	pods.put(failed)
-	six := int32(6)
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "migrate"},
-		Spec: batchv1.JobSpec{BackoffLimit: &six,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "migrate"}}},
-		Status: batchv1.JobStatus{Failed: 1, Active: 1},
-	}
+	pods, job := failedJobPod()
 	r := startTargets(t, pods, "healthy", []check.Target{{Kind: "Job", Namespace: "a", Name: "migrate"}})
 	if _, err := r.api.BatchV1().Jobs("a").Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, r.stderr, "podsync: job/migrate: 1 pod failed so far; the Job retries (backoffLimit 6), so the check goes on\n")
-	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
-		Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}
+	job.Status.Conditions = backoffLimitExceeded()
 	if _, err := r.api.BatchV1().Jobs("a").Update(context.Background(), job, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -176,5 +173,66 @@ func waitFor(t *testing.T, b *lockedBuffer, text string) {
 			t.Fatalf("no %q within 20 s:\n%s", text, b)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A target deleted while the check waits is not met, and the summary says
+// so when the check ends.
+func TestDeletedTarget(t *testing.T) {
+	pods := newSim(false)
+	pods.put(podOf("web-1", "web", runningNotReady))
+	web := check.Target{Kind: "Deployment", Namespace: "a", Name: "web"}
+	r := startTargetsFor(t, 3*time.Second, pods, "ready", []check.Target{web}, rolledOut("web"))
+	if err := r.api.AppsV1().Deployments("a").Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := r.outcome(t)
+	if out.Verdict != podsync.NotMet {
+		t.Fatalf("verdict %v, want not met\n%s", out.Verdict, r.stderr)
+	}
+	if want := "Targets:  deployment/web: not met: was deleted\n"; !strings.Contains(r.stderr.String(), want) {
+		t.Errorf("stderr has no %q:\n%s", want, r.stderr)
+	}
+}
+
+// failedJobPod is a Job migrate retrying after its pod migrate-1 failed,
+// and the sim holding that pod.
+func failedJobPod() (*sim, *batchv1.Job) {
+	pods := newSim(false)
+	failed := podOf("migrate-1", "migrate", failedPhase)
+	yes := true
+	failed.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "migrate", Controller: &yes}}
+	pods.put(failed)
+	six := int32(6)
+	return pods, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "migrate"},
+		Spec: batchv1.JobSpec{BackoffLimit: &six,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "migrate"}}},
+		Status: batchv1.JobStatus{Failed: 1, Active: 1},
+	}
+}
+
+func backoffLimitExceeded() []batchv1.JobCondition {
+	return []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
+		Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}
+}
+
+// A Job that had failed before the check started fails it, and the
+// summary still lists and explains its pods: the verdict waits for the
+// pods' initial list.
+func TestJobFailedBeforeTheStart(t *testing.T) {
+	pods, job := failedJobPod()
+	job.Status.Conditions = backoffLimitExceeded()
+	r := startTargets(t, pods, "healthy", []check.Target{{Kind: "Job", Namespace: "a", Name: "migrate"}}, job)
+	if out := r.outcome(t); out.Verdict != podsync.Failed {
+		t.Fatalf("verdict %v, want failed\n%s", out.Verdict, r.stderr)
+	}
+	for _, want := range []string{"Pods:     1 matched (Error 1)", "Pod a/migrate-1 is not satisfied:"} {
+		if !strings.Contains(r.stderr.String(), want) {
+			t.Errorf("stderr has no %q:\n%s", want, r.stderr)
+		}
+	}
+	if got := r.stdout.String(); got != "pod/migrate-1 synced\n" {
+		t.Errorf("stdout %q", got)
 	}
 }

@@ -1,10 +1,8 @@
 package checks
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,38 +16,7 @@ import (
 // TestCompareWithKubectl it runs only with PODSYNC_COMPARE=1;
 // PODSYNC_COMPARE_TARGETS_OUT=FILE also writes the table there.
 func TestCompareTargetsWithKubectl(t *testing.T) {
-	if os.Getenv("PODSYNC_COMPARE") != "1" {
-		t.Skip("set PODSYNC_COMPARE=1 to compare with kubectl rollout status and kubectl wait (several minutes)")
-	}
-	var table strings.Builder
-	table.WriteString("| scenario | command | exit | time to verdict |\n|---|---|---|---|\n")
-	for _, sc := range targetScenarios() {
-		t.Run(sc.name, func(t *testing.T) {
-			ns := env.Namespace(t)
-			if sc.prepare != nil {
-				sc.prepare(t, ns)
-			}
-			tools := sc.tools(ns)
-			results := runTogether(env, tools, sc.during, t, ns)
-			for i, r := range results {
-				t.Logf("%s: exit %d after %s\n%s", tools[i].name, r.Code, r.Took.Round(100*time.Millisecond), lastLines(r.Stderr+r.Stdout, 3))
-				fmt.Fprintf(&table, "| %s | `%s` | %d | %s |\n", sc.name, tools[i].name, r.Code, r.Took.Round(100*time.Millisecond))
-			}
-			if results[0].Code != sc.podsync {
-				t.Errorf("podsync exit %d, want %d\n%s", results[0].Code, sc.podsync, results[0])
-			}
-			// A success agrees with kubectl's and comes at most 1 s after it.
-			if sc.podsync == 0 && results[1].Code == 0 && results[0].Took > results[1].Took+time.Second {
-				t.Errorf("podsync met after %s, kubectl after %s: more than 1 s later", results[0].Took, results[1].Took)
-			}
-		})
-	}
-	t.Logf("comparison with kubectl (timeouts %s):\n%s", compareTimeout, table.String())
-	if out := os.Getenv("PODSYNC_COMPARE_TARGETS_OUT"); out != "" {
-		if err := os.WriteFile(out, []byte(table.String()), 0o644); err != nil {
-			t.Error(err)
-		}
-	}
+	compare(t, targetScenarios(), "PODSYNC_COMPARE_TARGETS_OUT", time.Second)
 }
 
 // manifestFile is where a scenario's manifest is written, for -f.
@@ -57,27 +24,28 @@ func manifestFile(ns string) string { return filepath.Join(env.Tmp, ns+".yaml") 
 
 func rolloutStatus(ns, target string) tool { return kubectl(ns, "rollout", "status", target) }
 
+// updating applies a workload, waits for its rollout, then sets a new
+// image: the check starts on a rollout just begun.
+func updating(yaml, target, image string) func(*testing.T, string) {
+	return func(t *testing.T, ns string) {
+		env.Apply(t, ns, yaml)
+		env.Kubectl(t, "rollout", "status", "-n", ns, target, "--timeout="+settle.String())
+		env.Kubectl(t, "set", "image", "-n", ns, target, "app="+image)
+	}
+}
+
 func targetScenarios() []scenario {
 	return []scenario{
 		{
-			name: "Deployment: new version, check started right after set image",
-			prepare: func(t *testing.T, ns string) {
-				env.Apply(t, ns, deploymentYAML("web", "registry.example/web:1", 3, nil))
-				rolledOut(t, ns, "web")
-				env.Kubectl(t, "set", "image", "-n", ns, "deployment/web", "app=registry.example/web:2")
-			},
+			name:    "Deployment: new version, check started right after set image",
+			prepare: updating(deploymentYAML("web", "registry.example/web:1", 3, nil), "deployment/web", "registry.example/web:2"),
 			tools: func(ns string) []tool {
 				return []tool{podsync(ns, "deploy/web", "--until", "healthy"), rolloutStatus(ns, "deployment/web")}
 			},
 		},
 		{
-			name: "Deployment: paused after set image, resumed 5 s later",
-			prepare: func(t *testing.T, ns string) {
-				env.Apply(t, ns, deploymentYAML("api", "registry.example/api:1", 2, nil))
-				rolledOut(t, ns, "api")
-				env.Kubectl(t, "rollout", "pause", "-n", ns, "deployment/api")
-				env.Kubectl(t, "set", "image", "-n", ns, "deployment/api", "app=registry.example/api:2")
-			},
+			name:    "Deployment: paused after set image, resumed 5 s later",
+			prepare: func(t *testing.T, ns string) { pausedMidRollout(t, ns, "api") },
 			during: func(t *testing.T, ns string) {
 				time.Sleep(5 * time.Second)
 				env.Kubectl(t, "rollout", "resume", "-n", ns, "deployment/api")
@@ -99,23 +67,15 @@ func targetScenarios() []scenario {
 		targetBroken("Deployment: crash-looping container", "crash", localcluster.StateCrashLoop),
 		targetBroken("Deployment: image that cannot be pulled", "pull", localcluster.StateImagePullBackOff),
 		{
-			name: "StatefulSet: rolling update with partition 2 of 3",
-			prepare: func(t *testing.T, ns string) {
-				env.Apply(t, ns, statefulSetYAML("db", "registry.example/db:1", 3, "RollingUpdate", 2))
-				env.Kubectl(t, "rollout", "status", "-n", ns, "statefulset/db", "--timeout="+settle.String())
-				env.Kubectl(t, "set", "image", "-n", ns, "statefulset/db", "app=registry.example/db:2")
-			},
+			name:    "StatefulSet: rolling update with partition 2 of 3",
+			prepare: updating(statefulSetYAML("db", "registry.example/db:1", 3, "RollingUpdate", 2), "statefulset/db", "registry.example/db:2"),
 			tools: func(ns string) []tool {
 				return []tool{podsync(ns, "sts/db", "--until", "ready"), rolloutStatus(ns, "statefulset/db")}
 			},
 		},
 		{
-			name: "StatefulSet: rolling update of 3 pods",
-			prepare: func(t *testing.T, ns string) {
-				env.Apply(t, ns, statefulSetYAML("db", "registry.example/db:1", 3, "RollingUpdate", 0))
-				env.Kubectl(t, "rollout", "status", "-n", ns, "statefulset/db", "--timeout="+settle.String())
-				env.Kubectl(t, "set", "image", "-n", ns, "statefulset/db", "app=registry.example/db:2")
-			},
+			name:    "StatefulSet: rolling update of 3 pods",
+			prepare: updating(statefulSetYAML("db", "registry.example/db:1", 3, "RollingUpdate", 0), "statefulset/db", "registry.example/db:2"),
 			tools: func(ns string) []tool {
 				return []tool{podsync(ns, "sts/db", "--until", "ready"), rolloutStatus(ns, "statefulset/db")}
 			},
@@ -132,12 +92,8 @@ func targetScenarios() []scenario {
 			},
 		},
 		{
-			name: "DaemonSet: new version on the 3 kwok nodes",
-			prepare: func(t *testing.T, ns string) {
-				env.Apply(t, ns, daemonSetYAML("agent", "registry.example/agent:1"))
-				env.Kubectl(t, "rollout", "status", "-n", ns, "daemonset/agent", "--timeout="+settle.String())
-				env.Kubectl(t, "set", "image", "-n", ns, "daemonset/agent", "app=registry.example/agent:2")
-			},
+			name:    "DaemonSet: new version on the 3 kwok nodes",
+			prepare: updating(daemonSetYAML("agent", "registry.example/agent:1"), "daemonset/agent", "registry.example/agent:2"),
 			tools: func(ns string) []tool {
 				return []tool{podsync(ns, "ds/agent", "--until", "ready"), rolloutStatus(ns, "daemonset/agent")}
 			},

@@ -22,50 +22,52 @@ import (
 // top of the pod conditions, with the local cluster's controllers rolling
 // them out for real and kwok playing the kubelet.
 
-// statefulSetYAML is a StatefulSet NAME of replicas pods labelled
-// app=NAME, updated with strategy (RollingUpdate with partition, or
-// OnDelete).
+// workloadYAML is a workload of kind NAME whose pods are labelled app=NAME,
+// with one container "app" running image, and spec's lines first in its
+// spec.
+func workloadYAML(kind, name, image string, spec ...string) string {
+	var lines strings.Builder
+	for _, l := range spec {
+		lines.WriteString("  " + l + "\n")
+	}
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: %[1]s
+metadata:
+  name: %[2]s
+spec:
+%[4]s  selector:
+    matchLabels: {app: %[2]s}
+  template:
+    metadata:
+      labels: {app: %[2]s}
+    spec:
+      containers:
+      - name: app
+        image: %[3]s
+`, kind, name, image, lines.String())
+}
+
+// statefulSetYAML is a StatefulSet of replicas pods, updated with strategy
+// (RollingUpdate with partition, or OnDelete).
 func statefulSetYAML(name, image string, replicas int, strategy string, partition int) string {
 	update := fmt.Sprintf("{type: RollingUpdate, rollingUpdate: {partition: %d}}", partition)
 	if strategy == "OnDelete" {
 		update = "{type: OnDelete}"
 	}
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: %[1]s
-spec:
-  replicas: %[3]d
-  updateStrategy: %[4]s
-  selector:
-    matchLabels: {app: %[1]s}
-  template:
-    metadata:
-      labels: {app: %[1]s}
-    spec:
-      containers:
-      - name: app
-        image: %[2]s
-`, name, image, replicas, update)
+	return workloadYAML("StatefulSet", name, image, fmt.Sprintf("replicas: %d", replicas), "updateStrategy: "+update)
 }
 
-// daemonSetYAML is a DaemonSet NAME on every node, pods labelled app=NAME.
-func daemonSetYAML(name, image string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: %[1]s
-spec:
-  selector:
-    matchLabels: {app: %[1]s}
-  template:
-    metadata:
-      labels: {app: %[1]s}
-    spec:
-      containers:
-      - name: app
-        image: %[2]s
-`, name, image)
+// daemonSetYAML is a DaemonSet on every node.
+func daemonSetYAML(name, image string) string { return workloadYAML("DaemonSet", name, image) }
+
+// pausedMidRollout rolls out a Deployment NAME of two pods, pauses it and
+// sets a new image: the rollout waits for a resume.
+func pausedMidRollout(t *testing.T, ns, name string) {
+	t.Helper()
+	env.Apply(t, ns, deploymentYAML(name, "registry.example/"+name+":1", 2, nil))
+	rolledOut(t, ns, name)
+	env.Kubectl(t, "rollout", "pause", "-n", ns, "deployment/"+name)
+	env.Kubectl(t, "set", "image", "-n", ns, "deployment/"+name, "app=registry.example/"+name+":2")
 }
 
 // withSpec puts a line into a workload's spec, after "spec:".
@@ -158,10 +160,7 @@ func TestTargetDeploymentProgressDeadline(t *testing.T) {
 func TestTargetDeploymentPaused(t *testing.T) {
 	t.Parallel()
 	ns := env.Namespace(t)
-	env.Apply(t, ns, deploymentYAML("api", "registry.example/api:1", 2, nil))
-	rolledOut(t, ns, "api")
-	env.Kubectl(t, "rollout", "pause", "-n", ns, "deployment/api")
-	env.Kubectl(t, "set", "image", "-n", ns, "deployment/api", "app=registry.example/api:2")
+	pausedMidRollout(t, ns, "api")
 	s := startWatching(t, "-n", ns, "deploy/api", "--until", "ready", "--timeout", "4m")
 	s.WaitStderr(`podsync: deployment/api is paused mid-rollout \(0 of 2 replicas updated\); the check waits until it is resumed`, time.Minute)
 	time.Sleep(3 * time.Second)
