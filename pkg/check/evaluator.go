@@ -424,7 +424,7 @@ func (e *Evaluator) findFailure(key string, pod *corev1.Pod, st *podState) *Fail
 // A pod of a Job target (retried) is not failed by what the Job retries
 // (see retriedByJob): the Job's own Failed condition says when it gives up.
 func (e *Evaluator) reasonFailure(pod *corev1.Pod, retried bool) *Failure {
-	if r, ok := e.matchReason(pod.Status.Reason); ok && !(retried && pod.Status.Phase == corev1.PodFailed) {
+	if r, ok := e.matchReason(pod.Status.Reason); ok && (!retried || pod.Status.Phase != corev1.PodFailed) {
 		return &Failure{Reason: r, Message: pod.Status.Message}
 	}
 	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {

@@ -213,7 +213,9 @@ func readManifests(in Input) ([]*resource.Info, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read the manifest on stdin: %w", err)
 		}
-		stdin = append(data, '\n')
+		// Not nil even when empty: it says stdin was read.
+		stdin = make([]byte, 0, len(data))
+		stdin = append(stdin, data...)
 	}
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil && !strings.Contains(f, "://") {
