@@ -2,6 +2,7 @@ package podsync_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,9 +10,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
@@ -235,4 +239,71 @@ func TestJobFailedBeforeTheStart(t *testing.T) {
 	if got := r.stdout.String(); got != "pod/migrate-1 synced\n" {
 		t.Errorf("stdout %q", got)
 	}
+}
+
+// --once judges the targets as they are when the run starts: a rolled-out
+// Deployment with ready pods meets it, a target that does not exist does
+// not.
+func TestTargetsOnce(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		targets []check.Target
+		want    podsync.Verdict
+	}{
+		{"rolled out", []check.Target{{Kind: "Deployment", Namespace: "a", Name: "web"}}, podsync.Met},
+		{"missing", []check.Target{{Kind: "Deployment", Namespace: "a", Name: "web"}, {Kind: "StatefulSet", Namespace: "a", Name: "db"}}, podsync.NotMet},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pods := newSim(false)
+			pods.put(podOf("web-1", "web", runningReady))
+			r := runOnce(t, pods, c.targets, rolledOut("web"))
+			if r.out.Verdict != c.want {
+				t.Errorf("verdict %v, want %v\n%s", r.out.Verdict, c.want, r.stderr)
+			}
+		})
+	}
+}
+
+// A user who may not list a target's kind cannot have it judged: exit 1,
+// naming the request, as kubectl rollout status would.
+func TestTargetKindForbidden(t *testing.T) {
+	api := fake.NewClientset()
+	api.PrependReactor("list", "statefulsets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "statefulsets"}, "", errors.New(`User "ci" cannot list resource "statefulsets"`))
+	})
+	r := runOnceWith(t, newSim(false), api, []check.Target{{Kind: "StatefulSet", Namespace: "a", Name: "db"}})
+	if r.out.Verdict != podsync.Broken || r.out.ExitCode() != podsync.ExitCluster ||
+		!strings.HasPrefix(r.out.Err.Error(), "list statefulsets: statefulsets.apps is forbidden") {
+		t.Errorf("outcome %+v (%v), want exit 1 naming the list of statefulsets", r.out, r.out.Err)
+	}
+}
+
+type onceResult struct {
+	out    podsync.Outcome
+	stderr *lockedBuffer
+}
+
+func runOnce(t *testing.T, pods *sim, targets []check.Target, objs ...runtime.Object) onceResult {
+	t.Helper()
+	return runOnceWith(t, pods, fake.NewClientset(objs...), targets)
+}
+
+func runOnceWith(t *testing.T, pods *sim, api *fake.Clientset, targets []check.Target) onceResult {
+	t.Helper()
+	pf := get.NewGetPrintFlags()
+	name := "name"
+	pf.OutputFormat = &name
+	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
+	w, err := output.New(output.Options{PrintFlags: pf, Out: stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := check.Flags{Until: "ready", UntilSet: true, MinPods: check.Unset, MaxRestarts: check.Unset}.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := podsync.Config{Output: w, Stdout: stdout, ErrOut: stderr, Check: spec, Targets: targets, Once: true,
+		Timeout: 20 * time.Second, Workers: 1, MaxRetries: 5}
+	out := podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: &podsync.Clients{Kube: api, KubeWatch: api}, Source: pods.source()})
+	return onceResult{out: out, stderr: stderr}
 }
