@@ -427,3 +427,48 @@ func TestTargetCompletion(t *testing.T) {
 		}
 	}
 }
+
+// inState puts the pods of a workload's template into one of kwok's broken
+// states.
+func inState(yaml, name, st string) string {
+	labels := "      labels: {app: " + name + "}\n"
+	return strings.Replace(yaml, labels, labels+"      annotations: {"+localcluster.StateAnnotation+": "+st+"}\n", 1)
+}
+
+// A ReplicaSet of its own is met once its pods are available; a pod of any
+// kind of target that crash-loops or cannot pull its image fails the check
+// at once, naming the target: a Job too, which does not retry a pod that
+// cannot start.
+func TestTargetPodFailures(t *testing.T) {
+	t.Parallel()
+	t.Run("replicaset", func(t *testing.T) {
+		t.Parallel()
+		ns := env.Namespace(t)
+		env.Apply(t, ns, workloadYAML("ReplicaSet", "front", "registry.example/front:1", "replicas: 2"))
+		r := check(t, "-n", ns, "rs/front", "--until", "ready", "--timeout", "4m")
+		wantVerdict(t, r, 0, "met")
+		wantStderr(t, r, "Targets:  replicaset/front: 2/2 pods available in ", "Pods:     2 matched (Running 2)")
+	})
+	for _, c := range []struct{ name, target, yaml, reason string }{
+		{"statefulset", "sts/db", inState(statefulSetYAML("db", "registry.example/db:1", 1, "RollingUpdate", 0), "db", localcluster.StateCrashLoop), "CrashLoopBackOff"},
+		{"daemonset", "ds/agent", inState(daemonSetYAML("agent", "registry.example/agent:1"), "agent", localcluster.StateImagePullBackOff), "ImagePull"},
+		{"job", "job/migrate", inState(jobYAML("migrate", nil), "migrate", localcluster.StateImagePullBackOff), "ImagePull"},
+		{"replicaset", "rs/front", inState(workloadYAML("ReplicaSet", "front", "registry.example/front:1", "replicas: 1"), "front", localcluster.StateCrashLoop), "CrashLoopBackOff"},
+		{"pod", "pod/lone", harness.PodYAML("lone", state(localcluster.StateImagePullBackOff)), "ImagePull"},
+	} {
+		t.Run(c.name+" fails", func(t *testing.T) {
+			t.Parallel()
+			ns := env.Namespace(t)
+			env.Apply(t, ns, c.yaml)
+			r := check(t, "-n", ns, c.target, "--until", "healthy", "--timeout", "4m")
+			wantVerdict(t, r, 4, "failed")
+			wantTook(t, r, 2*time.Minute)
+			kind, name, _ := strings.Cut(c.target, "/")
+			full := map[string]string{"sts": "statefulset", "ds": "daemonset", "rs": "replicaset"}[kind]
+			if full == "" {
+				full = kind
+			}
+			wantStderr(t, r, "Targets:  "+full+"/"+name+": failed: pod "+ns+"/", c.reason)
+		})
+	}
+}
