@@ -75,6 +75,9 @@ type clusterRun struct {
 	// synced holds the SYNC messages until the initial list is complete,
 	// when --sort-by orders them.
 	synced []controller.Message
+	// streamed holds the pods of the initial list printed from its pages,
+	// before the informer had the whole list (see pages.go).
+	streamed map[cache.ObjectName]*source.PodRow
 }
 
 func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*clusterRun, error) {
@@ -105,8 +108,17 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		w.rollouts = newRollouts(c.Clients.Kube.AppsV1(), cfg.MaxRetries, s.stderr, i, s.lookups)
 		w.eval.ConfirmRollouts()
 	}
+	stream := cfg.SortBy == ""
+	var observe func(*source.PodRowList)
+	if stream {
+		w.streamed = map[cache.ObjectName]*source.PodRow{}
+		observe = s.pageObserver(ctx, i)
+		if w.targets != nil {
+			observe = w.targets.keptPages(observe)
+		}
+	}
 	ctrl, err := controller.New(controller.Options{
-		ListerWatcher: src.ListerWatcher(),
+		ListerWatcher: src.ListerWatcher(observe),
 		Deliver: func(ctx context.Context, msgs []controller.Message) error {
 			select {
 			case s.deliveries <- delivery{cluster: i, msgs: msgs}:
@@ -115,10 +127,12 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 				return context.Cause(ctx)
 			}
 		},
-		Workers:           cfg.Workers,
-		MaxRetries:        cfg.MaxRetries,
-		Resync:            cfg.Resync,
-		HideSync:          cfg.WatchOnly,
+		Workers:    cfg.Workers,
+		MaxRetries: cfg.MaxRetries,
+		Resync:     cfg.Resync,
+		// A streamed SYNC has been printed already: what was folded into
+		// it must come as an UPDATE of its own (see pages.go).
+		HideSync:          cfg.WatchOnly || stream,
 		KeepManagedFields: cfg.KeepManagedFields,
 		Keep:              w.targets.keeper(),
 		OnDrop: func(key cache.ObjectName, err error) {
@@ -150,7 +164,9 @@ func (w *clusterRun) run(ctx context.Context) {
 // the named pods, retried while the server is unreachable.
 func podSource(cfg Config, c *Clients, r source.Reporter) source.Source {
 	filter := source.Filter{Namespace: cfg.Scope.Namespace, LabelSelector: cfg.Scope.LabelSelector,
-		FieldSelector: cfg.Scope.FieldSelector, KeepManagedFields: cfg.KeepManagedFields}
+		FieldSelector: cfg.Scope.FieldSelector, KeepManagedFields: cfg.KeepManagedFields,
+		// --sort-by may name any field of the pod.
+		Lean: cfg.SortBy == ""}
 	if len(cfg.Scope.Names) == 1 {
 		// One name can be matched by the server.
 		filter.FieldSelector = joinSelectors(filter.FieldSelector, "metadata.name="+cfg.Scope.Names[0])

@@ -328,6 +328,12 @@ func (t *targetRun) keep(pod *corev1.Pod) bool {
 	return false
 }
 
+// keptPages narrows the pages of the initial list that the stream prints
+// to the targets' pods, as Keep narrows the controller's messages.
+func (t *targetRun) keptPages(observe func(*source.PodRowList)) func(*source.PodRowList) {
+	return func(list *source.PodRowList) { observe(list.Where(t.keep)) }
+}
+
 // start runs the workload informers until ctx ends and reports whether
 // their first lists are in (and handed to the stream) before it ends.
 func (t *targetRun) start(ctx context.Context, wg *sync.WaitGroup) bool {
@@ -372,7 +378,7 @@ func (t *targetRun) namespaces() []string {
 func (t *targetRun) podSource(ctx context.Context, cfg Config, c *Clients, r source.Reporter) source.Source {
 	nss := t.namespaces()
 	in := func(ns string) source.Source {
-		return podsIn(cfg, c, source.Filter{Namespace: ns, KeepManagedFields: cfg.KeepManagedFields}, r)
+		return podsIn(cfg, c, source.Filter{Namespace: ns, KeepManagedFields: cfg.KeepManagedFields, Lean: cfg.SortBy == ""}, r)
 	}
 	if len(nss) == 1 {
 		klog.V(2).Infof("podsync: watching the pods of namespace %s with one informer", nss[0])

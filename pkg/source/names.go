@@ -22,24 +22,21 @@ func (s Source) InNamespaces(namespaces map[string]bool) Source {
 	return s.where(func(p *corev1.Pod) bool { return namespaces[p.Namespace] })
 }
 
-// where keeps the pods that keep accepts. What keep accepts must never
-// change for a pod, as a name or a namespace does not: a pod it stopped
-// accepting would stay in the informer's cache.
+// where keeps the pods that keep accepts, in lists, in the pages an
+// observer sees, and in watches. What keep accepts must never change for
+// a pod, as a name or a namespace does not: a pod it stopped accepting
+// would stay in the informer's cache.
 func (s Source) where(keep func(*corev1.Pod) bool) Source {
 	return Source{
 		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+			if observe, ok := ctx.Value(pageObserverKey{}).(func(*PodRowList)); ok {
+				ctx = ObservingPages(ctx, func(p *PodRowList) { observe(p.Where(keep)) })
+			}
 			list, err := s.List(ctx, opts)
 			if err != nil {
 				return nil, err
 			}
-			kept := list.Items[:0]
-			for _, row := range list.Items {
-				if keep(row.Pod) {
-					kept = append(kept, row)
-				}
-			}
-			list.Items = kept
-			return list, nil
+			return list.Where(keep), nil
 		},
 		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			w, err := s.Watch(ctx, opts)
@@ -53,4 +50,17 @@ func (s Source) where(keep func(*corev1.Pod) bool) Source {
 			}), nil
 		},
 	}
+}
+
+// Where is the list narrowed to the pods keep accepts; the list itself is
+// left alone, since a page may be seen by an observer and the reflector
+// both.
+func (l *PodRowList) Where(keep func(*corev1.Pod) bool) *PodRowList {
+	out := &PodRowList{TypeMeta: l.TypeMeta, ListMeta: l.ListMeta}
+	for _, row := range l.Items {
+		if keep(row.Pod) {
+			out.Items = append(out.Items, row)
+		}
+	}
+	return out
 }

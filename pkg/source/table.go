@@ -115,10 +115,20 @@ func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 		return nil, r.err
 	}
 	columns := t.remember(r.table.ColumnDefinitions)
+	out, err := t.join(ctx, opts, pods, r.table, columns)
+	if err == nil && t.filter.Lean {
+		for i := range out.Items {
+			Lean(&out.Items[i])
+		}
+	}
+	return out, err
+}
+
+func (t *tables) join(ctx context.Context, opts metav1.ListOptions, pods *corev1.PodList, table *metav1.Table, columns []metav1.TableColumnDefinition) (*PodRowList, error) {
 	if !uniqueNames(pods) {
 		return t.joinByUID(ctx, opts, pods)
 	}
-	if out, ok := joinByPosition(pods, r.table, columns); ok {
+	if out, ok := joinByPosition(pods, table, columns); ok {
 		return out, nil
 	}
 	return t.listWithObjects(ctx, opts)
@@ -275,7 +285,7 @@ func (t *tables) watch(ctx context.Context, opts metav1.ListOptions) (watch.Inte
 	if err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
-	d := &tableDecoder{body: body, dec: json.NewDecoder(body), columns: t.current}
+	d := &tableDecoder{body: body, dec: json.NewDecoder(body), columns: t.current, lean: t.filter.Lean}
 	return watch.NewStreamWatcher(d, d), nil
 }
 
@@ -316,6 +326,7 @@ type tableDecoder struct {
 	body    io.ReadCloser
 	dec     *json.Decoder
 	columns func() []metav1.TableColumnDefinition
+	lean    bool
 }
 
 type rawEvent struct {
@@ -360,7 +371,11 @@ func (d *tableDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	case table.Rows[0].Object == nil:
 		return "", nil, errors.New("the server sent a row without its object")
 	}
-	return ev.Type, &PodRow{Pod: table.Rows[0].Object, Cells: table.Rows[0].Cells, Columns: d.columns()}, nil
+	row := &PodRow{Pod: table.Rows[0].Object, Cells: table.Rows[0].Cells, Columns: d.columns()}
+	if d.lean {
+		Lean(row)
+	}
+	return ev.Type, row, nil
 }
 
 // Close implements watch.Decoder.
