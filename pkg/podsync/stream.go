@@ -146,6 +146,7 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 // observe counts the message and tells the check about it.
 func (s *stream) observe(w *clusterRun, m controller.Message) {
 	w.events[m.Kind.String()]++
+	w.targets.observe(m)
 	key := m.Key.String()
 	switch {
 	case m.Kind != controller.Gone:

@@ -59,6 +59,10 @@ type targetRun struct {
 	// started is when the run started, for the summary's times.
 	started time.Time
 
+	// owners holds, by pod key, the targets of each pod the stream has
+	// shown (see observe); the stream goroutine alone uses it.
+	owners map[string][]*targetState
+
 	// mu guards the selectors, which the pod controller's workers read.
 	mu        sync.RWMutex
 	selectors map[check.Target]labels.Selector
@@ -69,6 +73,8 @@ type targetState struct {
 	target check.Target
 	// note is the last Rollout.Note said on stderr.
 	note string
+	// pods counts the target's pods the stream has shown and not seen go.
+	pods int
 }
 
 // workloadEvent is a workload object as its informer saw it; obj is nil
@@ -141,7 +147,7 @@ var workloadAPIs = map[string]workloadAPI{
 // start.
 func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c *Clients, s *stream) (*targetRun, error) {
 	t := &targetRun{cluster: i, byKey: map[check.Target]*targetState{}, events: s.workloads,
-		selectors: map[check.Target]labels.Selector{}, started: time.Now()}
+		selectors: map[check.Target]labels.Selector{}, owners: map[string][]*targetState{}, started: time.Now()}
 	groups := map[[2]string][]string{} // kind and namespace -> names
 	var order [][2]string
 	for _, tg := range cfg.Targets {
@@ -424,18 +430,42 @@ func mayWatchAllPods(ctx context.Context, c kubernetes.Interface) (bool, string)
 	return true, "pods may be listed and watched in every namespace"
 }
 
+// observe keeps, for each pod the stream has shown, the targets that own
+// it: the summary counts and explains each target's pods from them, also
+// when the run ended before the informer held the whole list.
+func (t *targetRun) observe(m controller.Message) {
+	if t == nil {
+		return
+	}
+	key := m.Key.String()
+	for _, ts := range t.owners[key] {
+		ts.pods--
+	}
+	delete(t.owners, key)
+	if m.Kind == controller.Gone || m.Row == nil {
+		return
+	}
+	for _, ts := range t.list {
+		if t.owns(ts.target, m.Row.Pod) {
+			t.owners[key] = append(t.owners[key], ts)
+			ts.pods++
+		}
+	}
+}
+
 // summarize is the summary's line of each target.
 func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 	if t == nil {
 		return nil
 	}
 	v := w.eval.Verdict()
-	unsatisfied := map[string]bool{}
+	unsatisfied := map[*targetState][]string{}
 	for _, k := range w.eval.UnsatisfiedKeys() {
-		unsatisfied[k] = true
+		for _, ts := range t.owners[k] {
+			_, name, _ := strings.Cut(k, "/")
+			unsatisfied[ts] = append(unsatisfied[ts], name)
+		}
 	}
-	pods := w.ctrl.Indexer().List()
-	failed := t.failedPod(w, v)
 	several := len(t.namespaces()) > 1
 	rollouts := map[check.Target]check.TargetRollout{}
 	for _, tr := range w.eval.TargetRollouts() {
@@ -444,28 +474,17 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 	out := make([]check.TargetSummary, 0, len(t.list))
 	for _, ts := range t.list {
 		tg := ts.target
-		s := check.TargetSummary{Kind: tg.Kind, Namespace: tg.Namespace, Name: tg.Name, ShowNamespace: several}
-		var mine []string
-		for _, obj := range pods {
-			p := obj.(*source.PodRow).Pod
-			if t.owns(tg, p) {
-				s.Pods++
-				if unsatisfied[p.Namespace+"/"+p.Name] {
-					mine = append(mine, p.Name)
-				}
-			}
-		}
-		tr := rollouts[tg]
+		s := check.TargetSummary{Kind: tg.Kind, Namespace: tg.Namespace, Name: tg.Name, Pods: ts.pods, ShowNamespace: several}
+		mine, tr := unsatisfied[ts], rollouts[tg]
 		switch {
 		case gone && s.Pods == 0:
 			s.Verdict, s.Reason = check.TargetMet, "no pod left"
 		case gone:
 			s.Verdict, s.Reason = check.TargetNotMet, fmt.Sprintf("%d %s left", s.Pods, plural(s.Pods, "pod", "pods"))
-		case v.State == check.Failed && (v.Failure.Target == tg || failed != nil && t.owns(tg, failed)):
+		case v.State == check.Failed && v.Failure.Target == tg:
+			s.Verdict, s.Reason = check.TargetFailed, strings.TrimPrefix(v.Failure.Reason+": "+v.Failure.Message, ": ")
+		case v.State == check.Failed && slices.Contains(t.owners[v.Failure.Key], ts):
 			s.Verdict, s.Reason = check.TargetFailed, v.Failure.String()
-			if v.Failure.Target == tg {
-				s.Reason = strings.TrimPrefix(v.Failure.Reason+": "+v.Failure.Message, ": ")
-			}
 		case tr.Rollout.State != check.Met:
 			s.Verdict, s.Reason = check.TargetNotMet, tr.Rollout.Message
 		case len(mine) > 0:
@@ -481,18 +500,6 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 		out = append(out, s)
 	}
 	return out
-}
-
-// failedPod is the pod that failed the check, if it is still cached.
-func (t *targetRun) failedPod(w *clusterRun, v check.Result) *corev1.Pod {
-	if v.State != check.Failed || v.Failure.Key == "" {
-		return nil
-	}
-	obj, ok, err := w.ctrl.Indexer().GetByKey(v.Failure.Key)
-	if err != nil || !ok {
-		return nil
-	}
-	return obj.(*source.PodRow).Pod
 }
 
 func plural(n int, one, many string) string {

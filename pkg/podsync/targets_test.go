@@ -307,3 +307,21 @@ func runOnceWith(t *testing.T, pods *sim, api *fake.Clientset, targets []check.T
 	out := podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: &podsync.Clients{Kube: api, KubeWatch: api}, Source: pods.source()})
 	return onceResult{out: out, stderr: stderr}
 }
+
+// A pod failure found in the first page of the list fails the check at
+// once, before the informer holds the list; the summary still names the
+// target it belongs to.
+func TestPodFailureNamesItsTarget(t *testing.T) {
+	pods := newSim(false)
+	pods.put(podOf("web-1", "web", crashLooping))
+	pods.put(podOf("web-2", "web", runningReady))
+	web := check.Target{Kind: "Deployment", Namespace: "a", Name: "web"}
+	r := startTargets(t, pods, "ready", []check.Target{web}, rolledOut("web"))
+	if out := r.outcome(t); out.Verdict != podsync.Failed {
+		t.Fatalf("verdict %v, want failed\n%s", out.Verdict, r.stderr)
+	}
+	want := `Targets:  deployment/web: failed: pod a/web-1: container "app" is CrashLoopBackOff: back-off`
+	if !strings.Contains(r.stderr.String(), want) {
+		t.Errorf("stderr has no %q:\n%s", want, r.stderr)
+	}
+}
