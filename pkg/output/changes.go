@@ -150,12 +150,12 @@ func changedHashes(prefix string, t reflect.Type, a, b []source.PartHash) []stri
 	for len(a) > 0 || len(b) > 0 {
 		switch {
 		case len(b) == 0 || len(a) > 0 && a[0].Field < b[0].Field:
-			out, a = append(out, prefix+"."+jsonName(t.Field(a[0].Field))), a[1:]
+			out, a = append(out, prefix+"."+jsonName(t.Field(int(a[0].Field)))), a[1:]
 		case len(a) == 0 || b[0].Field < a[0].Field:
-			out, b = append(out, prefix+"."+jsonName(t.Field(b[0].Field))), b[1:]
+			out, b = append(out, prefix+"."+jsonName(t.Field(int(b[0].Field)))), b[1:]
 		default:
 			if a[0].Hash != b[0].Hash {
-				out = append(out, prefix+"."+jsonName(t.Field(a[0].Field)))
+				out = append(out, prefix+"."+jsonName(t.Field(int(a[0].Field))))
 			}
 			a, b = a[1:], b[1:]
 		}

@@ -69,18 +69,39 @@ func (t *tables) request(c rest.Interface, opts metav1.ListOptions, include meta
 		SetHeader("Accept", TableAccept)
 }
 
-// podRequest asks for plain pods as protobuf; the client's serializer
-// decodes it.
-func (t *tables) podRequest(opts metav1.ListOptions) *rest.Request {
-	return t.podsRequest(t.clients.List, opts).SetHeader("Accept", runtime.ContentTypeProtobuf+","+runtime.ContentTypeJSON)
+func (t *tables) podsRequest(c rest.Interface, opts metav1.ListOptions) *rest.Request {
+	return podsRequest(c, t.filter.Namespace, opts)
 }
 
-func (t *tables) podsRequest(c rest.Interface, opts metav1.ListOptions) *rest.Request {
+func podsRequest(c rest.Interface, namespace string, opts metav1.ListOptions) *rest.Request {
 	req := c.Get().Resource("pods").VersionedParams(&opts, metav1.ParameterCodec)
-	if t.filter.Namespace != "" {
-		req = req.Namespace(t.filter.Namespace)
+	if namespace != "" {
+		req = req.Namespace(namespace)
 	}
 	return req
+}
+
+// rawPods lists one page of pods as protobuf, read as far as its
+// metadata (see proto.go).
+func rawPods(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions) (*rawPage, error) {
+	body, err := rawBody(podsRequest(c, namespace, opts).SetHeader("Accept", runtime.ContentTypeProtobuf).Do(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return parsePodList(body)
+}
+
+// decodePage reads every pod of a page.
+func decodePage(page *rawPage, d decoder) ([]PodRow, error) {
+	rows := make([]PodRow, len(page.items))
+	for i, item := range page.items {
+		row, err := d.decodePod(item)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = row
+	}
+	return rows, nil
 }
 
 // list fetches the pods as protobuf and then, at exactly the same
@@ -89,7 +110,9 @@ func (t *tables) podsRequest(c rest.Interface, opts metav1.ListOptions) *rest.Re
 // makes the server encode every pod as JSON and the client decode it, which
 // at tens of thousands of pods is most of the time of a list and several
 // times its bytes. The cells are the same either way; a page whose rows
-// cannot be paired with its pods for sure is joined another way (joinRows).
+// cannot be paired with its pods for sure is joined another way (join).
+// The pods' bytes are read here (see proto.go): the table is asked for as
+// soon as the page's metadata is read, and decoded while the pods are.
 func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -100,36 +123,32 @@ func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 	if opts.Continue != "" {
 		cells = t.listTableAsync(ctx, opts, metav1.IncludeNone)
 	}
-	pods := &corev1.PodList{}
-	if err := t.podRequest(opts).Do(ctx).Into(pods); err != nil {
+	page, err := rawPods(ctx, t.clients.List, t.filter.Namespace, opts)
+	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
-	if !t.filter.KeepManagedFields {
-		stripManagedFields(pods)
-	}
 	if cells == nil {
-		cells = t.listTableAsync(ctx, cellOptions(opts, pods), metav1.IncludeNone)
+		cells = t.listTableAsync(ctx, cellOptions(opts, page.meta), metav1.IncludeNone)
+	}
+	rows, err := decodePage(page, decoder{lean: t.filter.Lean, keepManagedFields: t.filter.KeepManagedFields})
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	r := <-cells
 	if r.err != nil {
 		return nil, r.err
 	}
-	columns := t.remember(r.table.ColumnDefinitions)
-	out, err := t.join(ctx, opts, pods, r.table, columns)
-	if err == nil && t.filter.Lean {
-		for i := range out.Items {
-			Lean(&out.Items[i])
-		}
-	}
-	return out, err
+	return t.join(ctx, opts, page.meta, rows, r.table)
 }
 
-func (t *tables) join(ctx context.Context, opts metav1.ListOptions, pods *corev1.PodList, table *metav1.Table, columns []metav1.TableColumnDefinition) (*PodRowList, error) {
-	if !uniqueNames(pods) {
-		return t.joinByUID(ctx, opts, pods)
+// join pairs the rows with their cells.
+func (t *tables) join(ctx context.Context, opts metav1.ListOptions, meta metav1.ListMeta, rows []PodRow, table *metav1.Table) (*PodRowList, error) {
+	columns := t.remember(table.ColumnDefinitions)
+	if !uniqueNames(rows) {
+		return t.joinByUID(ctx, opts, meta, rows)
 	}
-	if out, ok := joinByPosition(pods, table, columns); ok {
-		return out, nil
+	if joinByPosition(rows, table, columns) {
+		return &PodRowList{ListMeta: meta, Items: rows}, nil
 	}
 	return t.listWithObjects(ctx, opts)
 }
@@ -138,51 +157,51 @@ func (t *tables) join(ctx context.Context, opts metav1.ListOptions, pods *corev1
 // a first page pins the snapshot with its resourceVersion; a later page's
 // continue token pins it already. A page that ended the list ends it for
 // the table too.
-func cellOptions(opts metav1.ListOptions, pods *corev1.PodList) metav1.ListOptions {
+func cellOptions(opts metav1.ListOptions, meta metav1.ListMeta) metav1.ListOptions {
 	if opts.Continue == "" {
-		opts.ResourceVersion = pods.ResourceVersion
+		opts.ResourceVersion = meta.ResourceVersion
 		opts.ResourceVersionMatch = metav1.ResourceVersionMatchExact
 	}
-	if pods.Continue == "" {
+	if meta.Continue == "" {
 		opts.Limit = 0
 	}
 	return opts
 }
 
-// joinByPosition pairs each pod with its table row. Both lists come from
-// one snapshot in key order (namespace, then name), so they pair by
-// position; the counts and the Name cell confirm it, and ok is false when
-// they do not. A row carries no namespace or UID, so the caller pairs by
-// position only pages whose names are unique: with --all-namespaces, web-0
-// of two namespaces could otherwise take each other's cells. (The
+// joinByPosition gives each row its table row's cells. Both lists come
+// from one snapshot in key order (namespace, then name), so they pair by
+// position; the counts and the Name cell confirm it, and it returns false
+// when they do not. A row carries no namespace or UID, so the caller pairs
+// by position only pages whose names are unique: with --all-namespaces,
+// web-0 of two namespaces could otherwise take each other's cells. (The
 // continue tokens may differ in form: the API server writes them
 // differently for exact and for consistent reads.)
-func joinByPosition(pods *corev1.PodList, table *metav1.Table, columns []metav1.TableColumnDefinition) (*PodRowList, bool) {
+func joinByPosition(rows []PodRow, table *metav1.Table, columns []metav1.TableColumnDefinition) bool {
 	name := columnIndex(columns, "Name")
-	if name < 0 || len(table.Rows) != len(pods.Items) {
+	if name < 0 || len(table.Rows) != len(rows) {
 		klog.V(2).InfoS("The table rows do not line up with the pods; listing the table with objects instead",
-			"pods", len(pods.Items), "rows", len(table.Rows))
-		return nil, false
+			"pods", len(rows), "rows", len(table.Rows))
+		return false
 	}
-	out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
-	for i := range pods.Items {
+	for i := range rows {
 		cells := table.Rows[i].Cells
-		if name >= len(cells) || cells[name] != pods.Items[i].Name {
-			klog.V(2).InfoS("A table row names another pod; listing the table with objects instead", "row", i, "pod", pods.Items[i].Name)
-			return nil, false
-		}
-		out.Items[i] = PodRow{Pod: &pods.Items[i], Cells: cells, Columns: columns}
-	}
-	return out, true
-}
-
-func uniqueNames(pods *corev1.PodList) bool {
-	seen := make(map[string]struct{}, len(pods.Items))
-	for i := range pods.Items {
-		if _, dup := seen[pods.Items[i].Name]; dup {
+		if name >= len(cells) || cells[name] != rows[i].Pod.Name {
+			klog.V(2).InfoS("A table row names another pod; listing the table with objects instead", "row", i, "pod", rows[i].Pod.Name)
 			return false
 		}
-		seen[pods.Items[i].Name] = struct{}{}
+		rows[i].Cells, rows[i].Columns = cells, columns
+		internCells(&rows[i])
+	}
+	return true
+}
+
+func uniqueNames(rows []PodRow) bool {
+	seen := make(map[string]struct{}, len(rows))
+	for i := range rows {
+		if _, dup := seen[rows[i].Pod.Name]; dup {
+			return false
+		}
+		seen[rows[i].Pod.Name] = struct{}{}
 	}
 	return true
 }
@@ -191,29 +210,38 @@ func uniqueNames(pods *corev1.PodList) bool {
 // pods with their metadata (namespace, name and UID) inside. A pod the
 // table does not hold means the two answers disagree: the page is then
 // read once more as a table with the objects inside, which needs no join.
-func (t *tables) joinByUID(ctx context.Context, opts metav1.ListOptions, pods *corev1.PodList) (*PodRowList, error) {
-	table, err := t.listTable(ctx, cellOptions(opts, pods), metav1.IncludeMetadata)
+func (t *tables) joinByUID(ctx context.Context, opts metav1.ListOptions, meta metav1.ListMeta, rows []PodRow) (*PodRowList, error) {
+	table, err := t.listTable(ctx, cellOptions(opts, meta), metav1.IncludeMetadata)
 	if err != nil {
 		return nil, err
 	}
 	byUID := make(map[types.UID]*metav1.TableRow, len(table.Rows))
 	for i := range table.Rows {
-		meta := &metav1.PartialObjectMetadata{}
-		if err := kjson.UnmarshalCaseSensitivePreserveInts(table.Rows[i].Object.Raw, meta); err != nil {
+		m := &metav1.PartialObjectMetadata{}
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(table.Rows[i].Object.Raw, m); err != nil {
 			return nil, fmt.Errorf("list pods: row %d: decode metadata: %w", i, err)
 		}
-		byUID[meta.UID] = &table.Rows[i]
+		byUID[m.UID] = &table.Rows[i]
 	}
 	columns := t.remember(table.ColumnDefinitions)
-	out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
-	for i := range pods.Items {
-		row := byUID[pods.Items[i].UID]
-		if row == nil || len(byUID) != len(pods.Items) {
+	for i := range rows {
+		row := byUID[rows[i].Pod.UID]
+		if row == nil || len(byUID) != len(rows) {
 			return t.listWithObjects(ctx, opts)
 		}
-		out.Items[i] = PodRow{Pod: &pods.Items[i], Cells: row.Cells, Columns: columns}
+		rows[i].Cells, rows[i].Columns = row.Cells, columns
+		internCells(&rows[i])
 	}
-	return out, nil
+	return &PodRowList{ListMeta: meta, Items: rows}, nil
+}
+
+// rawBody is the answer's bytes, or its error with the server's Status
+// (its reason and message) when it sent one.
+func rawBody(r rest.Result) ([]byte, error) {
+	if err := r.Error(); err != nil {
+		return nil, err
+	}
+	return r.Raw()
 }
 
 func columnIndex(columns []metav1.TableColumnDefinition, name string) int {
@@ -237,6 +265,12 @@ func (t *tables) listWithObjects(ctx context.Context, opts metav1.ListOptions) (
 		if err := fillRow(&out.Items[i], &table.Rows[i], columns); err != nil {
 			return nil, fmt.Errorf("list pods: row %d: %w", i, err)
 		}
+		if !t.filter.KeepManagedFields {
+			out.Items[i].Pod.ManagedFields = nil
+		}
+		if t.filter.Lean {
+			Lean(&out.Items[i])
+		}
 	}
 	return out, nil
 }
@@ -256,7 +290,7 @@ func (t *tables) listTableAsync(ctx context.Context, opts metav1.ListOptions, in
 }
 
 func (t *tables) listTable(ctx context.Context, opts metav1.ListOptions, include metav1.IncludeObjectPolicy) (*metav1.Table, error) {
-	raw, err := t.request(t.clients.List, opts, include).Do(ctx).Raw()
+	raw, err := rawBody(t.request(t.clients.List, opts, include).Do(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}

@@ -164,6 +164,14 @@ func (f *fakeServer) queries() []string {
 func newTables(t *testing.T, f *fakeServer, filter Filter) Source {
 	t.Helper()
 	f.t = t
+	client := restClient(t, f)
+	return Tables(TableClients{List: client, Watch: client}, filter, nil)
+}
+
+// restClient is a JSON REST client of the server, as podsync's table
+// client is.
+func restClient(t *testing.T, f *fakeServer) rest.Interface {
+	t.Helper()
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	cfg := &rest.Config{Host: srv.URL, APIPath: "/api", ContentConfig: rest.ContentConfig{
@@ -172,7 +180,7 @@ func newTables(t *testing.T, f *fakeServer, filter Filter) Source {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Tables(TableClients{List: client, Watch: client}, filter, nil)
+	return client
 }
 
 func listRows(t *testing.T, src Source, opts metav1.ListOptions) *PodRowList {
@@ -355,33 +363,41 @@ func TestListFallsBackToObjectsInRowsWhenTheAnswersDiffer(t *testing.T) {
 }
 
 func TestObjectsListsInPagesToo(t *testing.T) {
-	f := &fakeServer{listRV: "42", pods: manyPods(PageSize + 1)}
-	f.t = t
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
-		ContentType: runtime.ContentTypeProtobuf, AcceptContentTypes: runtime.ContentTypeProtobuf}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := Objects(cs, cs, Filter{FieldSelector: "spec.nodeName=node-1"}, nil).List(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(list.Items) != PageSize+1 || list.ResourceVersion != "42" || list.Continue != "" {
-		t.Fatalf("got %d pods, metadata %+v; want %d and the snapshot's resourceVersion", len(list.Items), list.ListMeta, PageSize+1)
-	}
-	for i, row := range list.Items {
-		if row.Pod.Name != f.pods[i].Name || row.Pod.ManagedFields != nil || row.Cells != nil {
-			t.Fatalf("row %d: %s with managedFields %v and cells %v, want %s bare", i, row.Pod.Name, row.Pod.ManagedFields, row.Cells, f.pods[i].Name)
-		}
-	}
-	want := []string{
-		"proto /api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1&limit=1000",
-		"proto /api/v1/pods?continue=at-1000&fieldSelector=spec.nodeName%3Dnode-1&limit=1000",
-	}
-	if got := f.queries(); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	for _, raw := range []bool{false, true} {
+		t.Run(fmt.Sprintf("from protobuf bytes %v", raw), func(t *testing.T) {
+			f := &fakeServer{listRV: "42", pods: manyPods(PageSize + 1)}
+			f.t = t
+			srv := httptest.NewServer(f)
+			t.Cleanup(srv.Close)
+			cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
+				ContentType: runtime.ContentTypeProtobuf, AcceptContentTypes: runtime.ContentTypeProtobuf}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rc rest.Interface
+			if raw {
+				rc = restClient(t, f)
+			}
+			list, err := Objects(cs, cs, rc, Filter{FieldSelector: "spec.nodeName=node-1"}, nil).List(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != PageSize+1 || list.ResourceVersion != "42" || list.Continue != "" {
+				t.Fatalf("got %d pods, metadata %+v; want %d and the snapshot's resourceVersion", len(list.Items), list.ListMeta, PageSize+1)
+			}
+			for i, row := range list.Items {
+				if row.Pod.Name != f.pods[i].Name || row.Pod.ManagedFields != nil || row.Cells != nil || row.Pod.Spec.NodeName != "node-1" {
+					t.Fatalf("row %d: %s with managedFields %v and cells %v, want %s whole and bare", i, row.Pod.Name, row.Pod.ManagedFields, row.Cells, f.pods[i].Name)
+				}
+			}
+			want := []string{
+				"proto /api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1&limit=1000",
+				"proto /api/v1/pods?continue=at-1000&fieldSelector=spec.nodeName%3Dnode-1&limit=1000",
+			}
+			if got := f.queries(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
 	}
 }
 
