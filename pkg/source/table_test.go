@@ -219,8 +219,8 @@ func TestListJoinsProtobufPodsWithCellsOfTheSameSnapshot(t *testing.T) {
 		t.Errorf("list metadata %+v, want resourceVersion 42 and no continue", list.ListMeta)
 	}
 	want := []string{
-		// A consistent list in pages of PageSize, whatever the reflector asked.
-		"proto /api/v1/pods?labelSelector=app%3Dweb&limit=1000",
+		// A consistent list in pages (the first small), whatever the reflector asked.
+		"proto /api/v1/pods?labelSelector=app%3Dweb&limit=500",
 		// Same snapshot, exactly; the protobuf page was the last, so no limit.
 		"table /api/v1/pods?includeObject=None&labelSelector=app%3Dweb&resourceVersion=42&resourceVersionMatch=Exact",
 	}
@@ -283,17 +283,17 @@ func TestListReadsEveryPageOfOneSnapshot(t *testing.T) {
 	// The first page's cells need its resourceVersion; a later page's cells
 	// go with its pods, at the same time, pinned by the same token.
 	want := []string{
-		"proto /api/v1/namespaces/a/pods?limit=1000",
-		"table /api/v1/namespaces/a/pods?includeObject=None&limit=1000&resourceVersion=42&resourceVersionMatch=Exact",
+		"proto /api/v1/namespaces/a/pods?limit=500",
+		"table /api/v1/namespaces/a/pods?includeObject=None&limit=500&resourceVersion=42&resourceVersionMatch=Exact",
 	}
 	if len(got) != 6 || strings.Join(got[:2], "\n") != strings.Join(want, "\n") {
 		t.Fatalf("requests:\n%s\nwant first:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	later := []string{
-		"proto /api/v1/namespaces/a/pods?continue=at-1000&limit=1000",
-		"proto /api/v1/namespaces/a/pods?continue=at-2000&limit=1000",
-		"table /api/v1/namespaces/a/pods?continue=at-1000&includeObject=None&limit=1000",
-		"table /api/v1/namespaces/a/pods?continue=at-2000&includeObject=None&limit=1000",
+		"proto /api/v1/namespaces/a/pods?continue=at-500&limit=5000",
+		"proto /api/v1/namespaces/a/pods?continue=at-5500&limit=5000",
+		"table /api/v1/namespaces/a/pods?continue=at-500&includeObject=None&limit=5000",
+		"table /api/v1/namespaces/a/pods?continue=at-5500&includeObject=None&limit=5000",
 	}
 	rest := slices.Clone(got[2:])
 	slices.Sort(rest)
@@ -330,12 +330,12 @@ func TestListWholeWhenTheSnapshotExpiresBetweenPages(t *testing.T) {
 	// The second page's cells, asked with its pods, may be cancelled
 	// before they reach the server.
 	got := slices.DeleteFunc(f.queries(), func(q string) bool {
-		return q == "table /api/v1/pods?continue=at-1000&includeObject=None&limit=1000"
+		return q == "table /api/v1/pods?continue=at-500&includeObject=None&limit=5000"
 	})
 	want := []string{
-		"proto /api/v1/pods?limit=1000",
-		"table /api/v1/pods?includeObject=None&limit=1000&resourceVersion=42&resourceVersionMatch=Exact",
-		"proto /api/v1/pods?continue=at-1000&limit=1000",
+		"proto /api/v1/pods?limit=500",
+		"table /api/v1/pods?includeObject=None&limit=500&resourceVersion=42&resourceVersionMatch=Exact",
+		"proto /api/v1/pods?continue=at-500&limit=5000",
 		"proto /api/v1/pods?resourceVersion=0",
 		"table /api/v1/pods?includeObject=None&resourceVersion=42&resourceVersionMatch=Exact",
 	}
@@ -355,7 +355,7 @@ func TestListFallsBackToObjectsInRowsWhenTheAnswersDiffer(t *testing.T) {
 			list := listRows(t, newTables(t, f, Filter{}), metav1.ListOptions{ResourceVersion: "0"})
 			checkRows(t, list, "web-1", "web-2")
 			got := f.queries()
-			if len(got) != 3 || got[2] != "table /api/v1/pods?includeObject=Object&limit=1000" {
+			if len(got) != 3 || got[2] != "table /api/v1/pods?includeObject=Object&limit=500" {
 				t.Errorf("requests %q, want protobuf, cells, then the table with objects for the same page", got)
 			}
 		})
@@ -391,8 +391,8 @@ func TestObjectsListsInPagesToo(t *testing.T) {
 				}
 			}
 			want := []string{
-				"proto /api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1&limit=1000",
-				"proto /api/v1/pods?continue=at-1000&fieldSelector=spec.nodeName%3Dnode-1&limit=1000",
+				"proto /api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1&limit=500",
+				"proto /api/v1/pods?continue=at-500&fieldSelector=spec.nodeName%3Dnode-1&limit=5000",
 			}
 			if got := f.queries(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
