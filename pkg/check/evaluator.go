@@ -39,6 +39,9 @@ type Failure struct {
 	Message   string
 	Restarts  int32 // restarts seen while the check ran, for ReasonTooManyRestarts
 	Limit     int   // the --max-restarts value, for ReasonTooManyRestarts
+	// Target is the workload that failed by its own rule (a Deployment past
+	// its progress deadline, a failed Job); zero for a pod's failure.
+	Target Target
 }
 
 // Result is the verdict of an Evaluator at one moment.
@@ -48,7 +51,11 @@ type Result struct {
 	// Leaving counts the matching pods being deleted. They are on their
 	// way out, so they neither satisfy nor miss a condition and do not
 	// count for MinPods (except for gone, which waits for them).
-	Leaving     int
+	Leaving int
+	// Finished counts the pods of Job targets that ended without
+	// satisfying the conditions (a completed pod is never Ready; a failed
+	// one the Job retries): the Job's own rule judges them.
+	Finished    int
 	Unsatisfied int // of the counted pods, how many miss a condition
 	// Rollouts counts Deployments with pods of more than one ReplicaSet
 	// among the counted pods: a rollout still going on.
@@ -60,10 +67,13 @@ type Result struct {
 	MinPods     int     // pods required, resolved from the Spec
 	Until       string  // the conditions, "" without --until
 	Failure     Failure // set when State is Failed
+	// Targets counts the workloads the check is about (see AddTarget),
+	// TargetsUnmet those whose own rule is not met yet.
+	Targets, TargetsUnmet int
 }
 
 // Counted is how many matching pods the conditions are judged on.
-func (r Result) Counted() int { return r.Pods - r.Leaving }
+func (r Result) Counted() int { return r.Pods - r.Leaving - r.Finished }
 
 // WaitsOnRollout reports whether the check would be met but for
 // Deployments whose current ReplicaSet is not confirmed yet.
@@ -89,11 +99,15 @@ func (r Result) String() string {
 	case r.Until == "gone":
 		return fmt.Sprintf("%d matching pods are still there", r.Pods)
 	case r.State == Met:
-		return fmt.Sprintf("all %d matching pods satisfy %s%s", r.Counted(), r.Until, r.leavingText())
+		return fmt.Sprintf("all %d matching pods satisfy %s%s%s", r.Counted(), r.Until, r.leavingText(), r.targetsText())
 	case r.Unsatisfied > 0:
 		return fmt.Sprintf("%d of %d matching pods do not satisfy %s%s", r.Unsatisfied, r.Counted(), r.Until, r.leavingText())
 	case r.Counted() < r.MinPods:
 		return fmt.Sprintf("%d matching pods, want at least %d (%s)%s", r.Counted(), r.MinPods, r.Until, r.leavingText())
+	}
+	if r.Rollouts == 0 && r.Unconfirmed == 0 {
+		return fmt.Sprintf("%d matching pods satisfy %s%s, but %d of %d %s not done yet",
+			r.Counted(), r.Until, r.leavingText(), r.TargetsUnmet, r.Targets, plural(r.Targets, "target is", "targets are"))
 	}
 	if r.Rollouts == 0 {
 		return fmt.Sprintf("%d matching pods satisfy %s, but the rollout of %d %s not confirmed yet",
@@ -104,14 +118,24 @@ func (r Result) String() string {
 }
 
 func (r Result) leavingText() string {
-	if r.Leaving == 0 {
+	var parts []string
+	if r.Leaving > 0 {
+		parts = append(parts, fmt.Sprintf("%d being deleted", r.Leaving))
+	}
+	if r.Finished > 0 {
+		parts = append(parts, fmt.Sprintf("%d finished %s of Jobs", r.Finished, plural(r.Finished, "pod", "pods")))
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", not counting %d being deleted", r.Leaving)
+	return ", not counting " + strings.Join(parts, " and ")
 }
 
 // String describes the failure in one line.
 func (f Failure) String() string {
+	if f.Target.Kind != "" {
+		return f.targetString()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "pod %s", f.Key)
 	switch {
@@ -140,6 +164,10 @@ type podState struct {
 	// leaving: the pod is being deleted and the check is not gone, so
 	// it does not count (see Result.Leaving).
 	leaving bool
+	// job is the Job target the pod belongs to, if any; finished: it
+	// ended without satisfying the conditions (see Result.Finished).
+	job      *targetState
+	finished bool
 	// rev is the Deployment ReplicaSet the pod counts for, if any.
 	rev    *revision
 	status string
@@ -168,6 +196,13 @@ type Evaluator struct {
 	confirm     bool
 	current     map[string]CurrentRevision
 	unconfirmed int
+	// finished counts the pods of Result.Finished; the rest: see AddTarget.
+	finished     int
+	targets      map[Target]*targetState
+	targetOrder  []*targetState
+	targetsUnmet int
+	jobTargets   map[string]*targetState // by the Job's namespace/name
+	podTargets   map[string]*targetState // by the pod's key
 }
 
 // NewEvaluator returns an Evaluator for a validated spec.
@@ -222,10 +257,13 @@ func (e *Evaluator) ObserveStatus(key string, pod *corev1.Pod, status string, in
 	st.satisfied = e.satisfies(pod)
 	st.status = statusOf(pod, status)
 	st.leaving = pod.DeletionTimestamp != nil && !e.gone
-	if !st.leaving && e.until != "" && !e.gone {
+	st.job = e.jobTargetOf(pod)
+	st.finished = !st.leaving && st.job != nil && !st.satisfied && podFinished(pod)
+	if !st.leaving && !st.finished && e.until != "" && !e.gone {
 		st.rev = e.addRevision(pod)
 	}
 	e.tally(key, st)
+	e.observePodTarget(key, st)
 	if e.failure == nil {
 		e.failure = e.findFailure(key, pod, st)
 	}
@@ -240,23 +278,27 @@ func (e *Evaluator) Forget(key string) {
 	}
 	e.untally(key, st)
 	delete(e.pods, key)
+	e.observePodTarget(key, nil)
 }
 
 // Verdict returns where the check stands now, in O(1).
 func (e *Evaluator) Verdict() Result {
 	r := Result{
-		Pods:        len(e.pods),
-		Leaving:     e.leaving,
-		Unsatisfied: len(e.unsatisfied),
-		Rollouts:    e.rollouts,
-		Unconfirmed: e.unconfirmed,
-		MinPods:     e.minPods,
-		Until:       e.until,
+		Pods:         len(e.pods),
+		Leaving:      e.leaving,
+		Unsatisfied:  len(e.unsatisfied),
+		Rollouts:     e.rollouts,
+		Unconfirmed:  e.unconfirmed,
+		MinPods:      e.minPods,
+		Until:        e.until,
+		Finished:     e.finished,
+		Targets:      len(e.targetOrder),
+		TargetsUnmet: e.targetsUnmet,
 	}
 	switch {
 	case e.failure != nil:
 		r.State, r.Failure = Failed, *e.failure
-	case r.podsMet() && r.Unconfirmed == 0:
+	case r.podsMet() && r.Unconfirmed == 0 && r.TargetsUnmet == 0:
 		r.State = Met
 	}
 	return r
@@ -269,6 +311,9 @@ func (e *Evaluator) Reason(r Result) string {
 	s := r.String()
 	if r.WaitsOnRollout() {
 		return s + ": " + e.unconfirmedText()
+	}
+	if r.State == Pending && r.TargetsUnmet > 0 {
+		s += e.unmetTargetsText(r.podsMet())
 	}
 	if r.State != Pending || r.Rollouts == 0 || r.Until == "" {
 		return s
@@ -310,6 +355,7 @@ func (e *Evaluator) UnsatisfiedKeys() []string {
 			}
 		}
 	}
+	keys = append(keys, e.failedJobPods()...)
 	sort.Strings(keys)
 	if e.failure != nil && e.pods[e.failure.Key] != nil {
 		keys = append([]string{e.failure.Key}, keys...)
@@ -322,6 +368,8 @@ func (e *Evaluator) tally(key string, st *podState) {
 	switch {
 	case st.leaving:
 		e.leaving++
+	case st.finished:
+		e.finished++
 	case !st.satisfied:
 		e.unsatisfied[key] = struct{}{}
 	}
@@ -333,6 +381,9 @@ func (e *Evaluator) untally(key string, st *podState) {
 	}
 	if st.leaving {
 		e.leaving--
+	}
+	if st.finished {
+		e.finished--
 	}
 	delete(e.unsatisfied, key)
 	e.removeRevision(st.rev)
@@ -355,7 +406,7 @@ func (e *Evaluator) findFailure(key string, pod *corev1.Pod, st *podState) *Fail
 	if pod.DeletionTimestamp != nil {
 		return nil
 	}
-	if f := e.reasonFailure(pod); f != nil {
+	if f := e.reasonFailure(pod, st.job != nil); f != nil {
 		f.Key = key
 		return f
 	}
@@ -370,18 +421,23 @@ func (e *Evaluator) findFailure(key string, pod *corev1.Pod, st *podState) *Fail
 // (Evicted), each container's current waiting or terminated reason, then
 // the Failed phase. Last states are not used: a crash from before the
 // check started must not fail it; CrashLoopBackOff shows as waiting.
-func (e *Evaluator) reasonFailure(pod *corev1.Pod) *Failure {
-	if r, ok := e.matchReason(pod.Status.Reason); ok {
+// A pod of a Job target (retried) is not failed by what the Job retries
+// (see retriedByJob): the Job's own Failed condition says when it gives up.
+func (e *Evaluator) reasonFailure(pod *corev1.Pod, retried bool) *Failure {
+	if r, ok := e.matchReason(pod.Status.Reason); ok && (!retried || pod.Status.Phase != corev1.PodFailed) {
 		return &Failure{Reason: r, Message: pod.Status.Message}
 	}
 	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for i := range list {
+			if retried && retriedByJob(&list[i]) {
+				continue
+			}
 			if f := e.containerFailure(&list[i]); f != nil {
 				return f
 			}
 		}
 	}
-	if pod.Status.Phase == corev1.PodFailed {
+	if pod.Status.Phase == corev1.PodFailed && !retried {
 		if r, ok := e.matchReason(ReasonFailed); ok {
 			return &Failure{Reason: r, Message: podFailedMessage(pod)}
 		}

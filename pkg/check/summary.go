@@ -27,8 +27,10 @@ type Summary struct {
 	Statuses map[string]int // pods per STATUS column
 	Events   map[string]int // messages per event kind
 	// EventKinds are the kinds always shown, in this order, even at zero.
-	EventKinds  []string
-	Reason      string // one line: why the check ended this way
+	EventKinds []string
+	Reason     string // one line: why the check ended this way
+	// Targets has one entry per workload target (TYPE/NAME, -f).
+	Targets     []TargetSummary
 	Unsatisfied []PodExplanation
 	// Omitted counts unsatisfied pods left out of Unsatisfied, so a
 	// caller can cap the explanations for huge selections.
@@ -47,6 +49,7 @@ type summaryJSON struct {
 	Statuses        map[string]int   `json:"statuses"`
 	Events          map[string]int   `json:"events"`
 	Reason          string           `json:"reason,omitempty"`
+	Targets         []TargetSummary  `json:"targets,omitempty"`
 	Unsatisfied     []PodExplanation `json:"unsatisfied"`
 	Omitted         int              `json:"omitted,omitempty"`
 	Contexts        []ContextSummary `json:"contexts,omitempty"`
@@ -71,7 +74,11 @@ type summaryJSON struct {
 // durationSeconds has millisecond precision; statuses and events are
 // always objects (events always holds the four kinds), unsatisfied is
 // always an array; reason, omitted and empty optional fields of the
-// explanations are left out.
+// explanations are left out. A check about workloads (TYPE/NAME, -f) also
+// has targets, one object per target (see TargetSummary):
+//
+//	"targets":[{"kind":"Deployment","namespace":"shop","name":"web",
+//	  "verdict":"met","reason":"rolled out 3/3","pods":3,"metAfterSeconds":14.2}]
 func (s Summary) WriteJSON(w io.Writer) error {
 	out := summaryJSON{
 		Verdict:         s.Verdict,
@@ -81,6 +88,7 @@ func (s Summary) WriteJSON(w io.Writer) error {
 		Statuses:        withKinds(s.Statuses, nil),
 		Events:          withKinds(s.Events, s.EventKinds),
 		Reason:          s.Reason,
+		Targets:         s.Targets,
 		Unsatisfied:     s.Unsatisfied,
 		Omitted:         s.Omitted,
 		Contexts:        s.Contexts,
@@ -111,6 +119,7 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "Reason:   %s\n", OneLine(s.Reason, maxTextLen))
 	}
 	writeContexts(&b, s.Contexts)
+	writeTargets(&b, s.Targets)
 	fmt.Fprintf(&b, "Pods:     %d matched%s\n", s.Pods, statusList(s.Statuses))
 	fmt.Fprintf(&b, "Events:   %s\n", eventList(s.Events, s.EventKinds))
 	for i := range s.Unsatisfied {

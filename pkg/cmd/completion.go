@@ -16,10 +16,11 @@ import (
 // completionTimeout keeps a slow or absent cluster from hanging the shell.
 const completionTimeout = 5 * time.Second
 
-// registerCompletions wires shell completion for pod names and flag values.
+// registerCompletions wires shell completion for pod names, TYPE/NAME and
+// flag values.
 // kubectl runs it through the kubectl_complete-podsync program.
 func (o *Options) registerCompletions(c *cobra.Command) {
-	c.ValidArgsFunction = o.completePods
+	c.ValidArgsFunction = o.completeArgs
 	fixed := map[string][]string{
 		"until":   untilCompletions(),
 		"fail-on": append(check.KnownReasons(), "none"),

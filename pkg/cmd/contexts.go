@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 )
 
@@ -25,6 +26,9 @@ type kubeContext struct {
 	// namespace is the context's own default, or -n; "" with -A.
 	namespace  string
 	restConfig *rest.Config
+	// targets are the run's targets placed in namespace, when it is not
+	// the first context's.
+	targets []check.Target
 }
 
 // selectContexts resolves --context against the kubeconfig's contexts.
@@ -164,7 +168,7 @@ func (o *Options) clusters() ([]podsync.Cluster, error) {
 		if err != nil {
 			return nil, fmt.Errorf("context %s: %w", c.name, err)
 		}
-		out = append(out, podsync.Cluster{Name: c.name, Namespace: c.namespace, Clients: clients})
+		out = append(out, podsync.Cluster{Name: c.name, Namespace: c.namespace, Clients: clients, Targets: c.targets})
 	}
 	return out, nil
 }

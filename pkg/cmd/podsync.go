@@ -23,6 +23,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/target"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/version"
 )
 
@@ -62,6 +63,8 @@ type Options struct {
 	labelSelector string
 	fieldSelector string
 	names         []string
+	filenames     []string
+	recursive     bool
 	watchOnly     bool
 	workers       int
 	maxRetries    int
@@ -79,6 +82,8 @@ type Options struct {
 	// Set by Complete and Validate.
 	untilSet, failOnSet bool
 	namespace           string
+	explicitNamespace   bool
+	plan                *target.Plan
 	restConfig          *rest.Config
 	// contexts are the contexts of a run over several (--context list or
 	// pattern); empty for one.
@@ -102,7 +107,7 @@ func NewOptions(streams genericiooptions.IOStreams) *Options {
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewOptions(streams)
 	c := &cobra.Command{
-		Use:     "podsync [POD_NAME ...] [flags]",
+		Use:     "podsync [POD_NAME | TYPE/NAME ...] [-f FILE|DIR|- ...] [flags]",
 		Short:   "Watch pods and report every change: SYNC, ADD, UPDATE, GONE",
 		Long:    "Watch pods and report every change as it happens, in the columns of `kubectl get pods`.\nWith --until it is a cluster check for CI whose exit code tells what happened.",
 		Example: example,
@@ -137,6 +142,7 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "Watch pods in every namespace; the table gains a NAMESPACE column.")
 	f.StringVarP(&o.labelSelector, "selector", "l", "", "Label selector, applied by the server (e.g. -l app=web,tier!=cache).")
 	f.StringVar(&o.fieldSelector, "field-selector", "", "Field selector, applied by the server (e.g. --field-selector status.phase=Running).")
+	o.addTargetFlags(c)
 	f.BoolVar(&o.watchOnly, "watch-only", false, "Do not print SYNC messages for the pods of the initial list; every change after the list is still printed.")
 	f.IntVar(&o.workers, "workers", o.workers, fmt.Sprintf("Workers taking pod keys from the rate-limited queue (1 to %d).", maxWorkers))
 	f.IntVar(&o.maxRetries, "max-retries", o.maxRetries, fmt.Sprintf("Failed attempts of one pod key's work before it is dropped with an error (1 to %d).", maxRetries))
@@ -171,13 +177,15 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 	if len(o.contexts) > 0 {
 		// Each context has its own namespace; they share --request-timeout.
 		o.restConfig = o.contexts[0].restConfig
+		o.namespace = o.contexts[0].namespace
+		o.explicitNamespace = o.configFlags.Namespace != nil && *o.configFlags.Namespace != ""
 		return nil
 	}
-	ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
+	ns, explicit, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return usageError("kubeconfig: %s", oneLine(err))
 	}
-	o.namespace = ns
+	o.namespace, o.explicitNamespace = ns, explicit
 	if o.allNamespaces {
 		o.namespace = ""
 	}
@@ -214,6 +222,9 @@ func (o *Options) quietKlog(c *cobra.Command) {
 // Validate checks every value before any cluster call and builds the run's
 // Config.
 func (o *Options) Validate() error {
+	if err := o.parseTargets(); err != nil {
+		return err
+	}
 	if o.allNamespaces && len(o.names) > 0 {
 		return usageError("pod names cannot be used with --all-namespaces: a name is only unique within one namespace")
 	}
@@ -242,7 +253,7 @@ func (o *Options) Validate() error {
 		*o.printFlags.HumanReadableFlags.SortBy = ""
 	}
 	w, err := output.New(output.Options{
-		PrintFlags: o.printFlags, AllNamespaces: o.allNamespaces, WatchOnly: o.watchOnly,
+		PrintFlags: o.printFlags, AllNamespaces: o.allNamespaces || len(o.targetNamespaces()) > 1, WatchOnly: o.watchOnly,
 		Color: output.ColorWanted(o.color, o.Out), Contexts: o.contextNames(), Out: o.Out,
 	})
 	if err != nil {
@@ -291,6 +302,9 @@ func (o *Options) validateNumbers() error {
 // Run runs the check or stream against the clusters of the kubeconfig's
 // contexts.
 func (o *Options) Run(ctx context.Context) error {
+	if watch, err := o.resolveTargets(); !watch || err != nil {
+		return err
+	}
 	clusters, err := o.clusters()
 	if err != nil {
 		return err

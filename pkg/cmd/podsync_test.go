@@ -111,7 +111,7 @@ func TestVersionAndHelp(t *testing.T) {
 		t.Errorf("--version: code %d, stdout %q", code, stdout)
 	}
 	code, stdout, _ = run(t, kubeconfig, "-h")
-	if code != 0 || !strings.Contains(stdout, "kubectl podsync [POD_NAME ...] [flags]") {
+	if code != 0 || !strings.Contains(stdout, "kubectl podsync [POD_NAME | TYPE/NAME ...] [-f FILE|DIR|- ...] [flags]") {
 		t.Errorf("-h: code %d, usage does not name kubectl podsync:\n%s", code, stdout)
 	}
 	// No made-up defaults (issue 12 row 10): flags that may be left out

@@ -50,6 +50,8 @@ type Options struct {
 	// OnDrop hears about keys whose work was given up after MaxRetries
 	// failed attempts.
 	OnDrop func(key cache.ObjectName, err error)
+	// Keep, when set, narrows the messages to the pods it keeps (see Keep).
+	Keep Keep
 }
 
 // Controller owns the informer, the queue and the workers.
@@ -65,7 +67,11 @@ type Controller struct {
 	// retry holds the keys whose work failed and is due again.
 	retry map[cache.ObjectName]*source.PodRow
 	// initial holds the keys of the initial list not yet delivered.
-	initial     map[cache.ObjectName]struct{}
+	initial map[cache.ObjectName]struct{}
+	// shown holds the keys Keep kept whose pod has not left since;
+	// rechecks the Rechecks waiting for a key's next delivery.
+	shown       map[cache.ObjectName]bool
+	rechecks    map[cache.ObjectName][]*recheck
 	synced      bool
 	initialDone chan struct{}
 }
@@ -86,6 +92,8 @@ func New(opts Options) (*Controller, error) {
 		pending:     map[cache.ObjectName]*pending{},
 		retry:       map[cache.ObjectName]*source.PodRow{},
 		initial:     map[cache.ObjectName]struct{}{},
+		shown:       map[cache.ObjectName]bool{},
+		rechecks:    map[cache.ObjectName][]*recheck{},
 		initialDone: make(chan struct{}),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(opts.RateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "pods"}),
@@ -235,15 +243,16 @@ func (c *Controller) checkInitialLocked() {
 	}
 }
 
-// take removes what is pending for k, and the work left to retry.
-func (c *Controller) take(k cache.ObjectName) (*pending, *source.PodRow, bool) {
+// take removes what is pending for k, the work left to retry, and the
+// Rechecks waiting for k's delivery.
+func (c *Controller) take(k cache.ObjectName) (*pending, *source.PodRow, bool, []*recheck) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.pending[k]
 	delete(c.pending, k)
 	row, retry := c.retry[k]
 	delete(c.retry, k)
-	return p, row, retry
+	return p, row, retry, c.takeRechecksLocked(k)
 }
 
 // processNext handles one key: it delivers the key's messages, once, then
@@ -255,8 +264,8 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(k)
-	p, row, retry := c.take(k)
-	msgs := messages(k, p, c.opts.HideSync)
+	p, row, retry, rechecks := c.take(k)
+	msgs := c.keep(k, messages(k, p, c.opts.HideSync))
 	if len(msgs) > 0 {
 		if err := c.opts.Deliver(ctx, msgs); err != nil {
 			c.queue.Forget(k)
@@ -267,6 +276,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 			row = nil
 		}
 	}
+	c.rechecked(k, rechecks)
 	c.finishInitial(k)
 	if !retry || c.opts.Work == nil {
 		c.queue.Forget(k)

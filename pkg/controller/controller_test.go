@@ -31,8 +31,9 @@ type recorder struct {
 	mu   sync.Mutex
 	msgs []Message
 	gate chan struct{}
-	// work, when set, is the controller's Work.
+	// work, when set, is the controller's Work; keep its Keep.
 	work Work
+	keep Keep
 }
 
 func (r *recorder) deliver(ctx context.Context, msgs []Message) error {
@@ -100,6 +101,7 @@ func start(t *testing.T, workers, retries int, rec *recorder, initial ...*corev1
 		ListerWatcher: source.Objects(f.client, f.client, nil, source.Filter{Namespace: "ns"}, nil).ListerWatcher(nil),
 		Deliver:       rec.deliver,
 		Work:          rec.work,
+		Keep:          rec.keep,
 		Workers:       workers,
 		MaxRetries:    retries,
 		RateLimiter:   workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](time.Millisecond, 10*time.Millisecond),

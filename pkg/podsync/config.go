@@ -24,6 +24,10 @@ import (
 // been validated by the caller.
 type Config struct {
 	Scope Scope
+	// Targets, when set, are the workloads the run is about (TYPE/NAME,
+	// -f): it shows their pods, in their own namespaces, instead of
+	// Scope's, and adds each kind's rollout rule to the check.
+	Targets []check.Target
 	// Output prints the messages; the run's one goroutine owns it.
 	Output *output.Writer
 	// Stdout is where Output writes, watched for a reader that goes away.
@@ -92,6 +96,9 @@ type Cluster struct {
 	// Scope.Namespace (each context's own default namespace); not with
 	// Scope.AllNamespaces.
 	Namespace string
+	// Targets, when set, are this cluster's in place of Config.Targets
+	// (the same workloads, in the cluster's own namespace).
+	Targets []check.Target
 }
 
 // NewClients builds the clients of one cluster from its REST config: a

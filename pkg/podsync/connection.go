@@ -48,6 +48,11 @@ type connection struct {
 	// skip, when set, is called instead of fail for a cluster that cannot
 	// be used at start (--skip-unavailable); it ends c.ctx.
 	skip func(error)
+	// resource is what is listed and watched: "pods" when empty.
+	resource string
+	// quiet says nothing of a lost connection: another connection of the
+	// same server says it (the workloads' watches beside the pods').
+	quiet bool
 
 	mu       sync.Mutex
 	listed   bool
@@ -85,7 +90,7 @@ func (c *connection) Result(verb string, err error) {
 		c.fail(why)
 		return
 	}
-	if !c.lostOnce {
+	if !c.lostOnce && !c.quiet {
 		c.lostOnce, c.lostAt = true, c.clock()
 		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server%s (%s); retrying\n", c.of(), why)
 	}
@@ -132,6 +137,9 @@ func (e *requestError) Unwrap() error { return e.err }
 // user can act on.
 func (c *connection) describe(verb string, err error) error {
 	what := verb + " pods"
+	if c.resource != "" {
+		what = verb + " " + c.resource
+	}
 	var text string
 	var ue *url.Error
 	switch {

@@ -37,7 +37,7 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 	}
 	var wg sync.WaitGroup
 	for _, w := range s.clusters {
-		wg.Go(func() { _ = w.ctrl.Run(w.ctx) })
+		wg.Go(func() { w.run(w.ctx) })
 		wg.Go(func() {
 			select {
 			case <-w.ctrl.InitialDone():
@@ -66,6 +66,8 @@ type clusterRun struct {
 	ctrl     *controller.Controller
 	eval     *check.Evaluator
 	rollouts *rollouts
+	// targets is nil unless the run is about workloads (Config.Targets).
+	targets *targetRun
 	// events counts the messages of each kind.
 	events map[string]int
 	// initial: the whole initial list has been delivered.
@@ -93,16 +95,34 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 	if s.several {
 		w.label = c.Name
 	}
+	targets := c.Targets
+	if targets == nil {
+		targets = cfg.Targets
+	}
+	if len(targets) > 0 {
+		t, err := newTargetRun(w.ctx, fail, cfg, targets, i, c.Clients, s)
+		if err != nil {
+			return nil, err
+		}
+		w.targets = t
+		t.prepare(w.eval)
+	}
 	src := c.Source
 	if src == nil {
 		conn := &connection{ctx: w.ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once, name: w.label}
 		if s.several && cfg.SkipUnavailable {
 			conn.skip = s.skipper(ctx, w)
 		}
-		built := podSource(cfg, c, conn)
+		var built source.Source
+		if w.targets != nil {
+			built = w.targets.podSource(w.ctx, cfg, c.Clients, conn).Retrying(source.Backoff())
+		} else {
+			built = podSource(cfg, c, conn)
+		}
 		src = &built
 	}
-	if c.Clients != nil {
+	if c.Clients != nil && w.targets == nil {
+		// A target's own object says what a confirmation would.
 		// Without clients (a source given by a test) Deployments cannot be
 		// looked up, so their pods are judged alone.
 		w.rollouts = newRollouts(c.Clients.Kube.AppsV1(), cfg.MaxRetries, s.stderr, i, s.lookups)
@@ -113,6 +133,9 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 	if stream {
 		w.streamed = map[cache.ObjectName]*source.PodRow{}
 		observe = s.pageObserver(ctx, i)
+		if w.targets != nil {
+			observe = w.targets.keptPages(observe)
+		}
 	}
 	ctrl, err := controller.New(controller.Options{
 		ListerWatcher: src.ListerWatcher(observe),
@@ -131,6 +154,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		// it must come as an UPDATE of its own (see pages.go).
 		HideSync:          cfg.WatchOnly || stream,
 		KeepManagedFields: cfg.KeepManagedFields,
+		Keep:              w.targets.keeper(),
 		OnDrop: func(key cache.ObjectName, err error) {
 			fmt.Fprintf(s.stderr, "error: %spod %s: %s\n", w.prefix(), key, check.OneLine(err.Error(), 0))
 		},
@@ -139,7 +163,20 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		return nil, fmt.Errorf("pod controller: %w", err)
 	}
 	w.ctrl = ctrl
+	if w.targets != nil {
+		w.targets.ctrl = ctrl
+	}
 	return w, nil
+}
+
+// run runs the cluster's workload informers, if any, and once their first
+// lists are in (so the targets' selectors are known), its pod controller.
+func (w *clusterRun) run(ctx context.Context) {
+	var informers sync.WaitGroup
+	defer informers.Wait()
+	if w.targets.start(ctx, &informers) {
+		_ = w.ctrl.Run(ctx)
+	}
 }
 
 // podSource builds the ListerWatcher's source: server-side tables for the
@@ -158,12 +195,7 @@ func podSource(cfg Config, cluster Cluster, r source.Reporter) source.Source {
 		// One name can be matched by the server.
 		filter.FieldSelector = joinSelectors(filter.FieldSelector, "metadata.name="+cfg.Scope.Names[0])
 	}
-	var src source.Source
-	if cfg.Output.Shape() == output.Table {
-		src = source.Tables(source.TableClients{List: c.Table, Watch: c.TableWatch}, filter, r)
-	} else {
-		src = source.Objects(c.Kube, c.KubeWatch, c.Table, filter, r)
-	}
+	src := podsIn(cfg, c, filter, r)
 	if len(cfg.Scope.Names) > 1 {
 		names := map[string]bool{}
 		for _, n := range cfg.Scope.Names {
@@ -172,6 +204,15 @@ func podSource(cfg Config, cluster Cluster, r source.Reporter) source.Source {
 		src = src.ByName(names)
 	}
 	return src.Retrying(source.Backoff())
+}
+
+// podsIn is the pods the filter selects: server-side tables for the table
+// output, plain protobuf pods for every other output.
+func podsIn(cfg Config, c *Clients, filter source.Filter, r source.Reporter) source.Source {
+	if cfg.Output.Shape() == output.Table {
+		return source.Tables(source.TableClients{List: c.Table, Watch: c.TableWatch}, filter, r)
+	}
+	return source.Objects(c.Kube, c.KubeWatch, c.Table, filter, r)
 }
 
 func joinSelectors(a, b string) string {

@@ -31,6 +31,7 @@ type stream struct {
 	initialDone chan int
 	lookups     chan rolloutResult
 	unavailable chan unavailable
+	workloads   chan workloadEvent
 	// stdoutGone closes when the reader of stdout has gone; outClosed
 	// says it has, so a check judges on without printing.
 	stdoutGone <-chan struct{}
@@ -64,6 +65,7 @@ func newStream(ctx context.Context, cfg Config, several bool) *stream {
 		initialDone: make(chan int),
 		lookups:     make(chan rolloutResult),
 		unavailable: make(chan unavailable),
+		workloads:   make(chan workloadEvent),
 		stdoutGone:  output.WatchClosed(ctx, cfg.Stdout),
 	}
 }
@@ -92,6 +94,8 @@ func (s *stream) loop(ctx context.Context) ending {
 			}
 		case res := <-s.lookups:
 			s.clusters[res.cluster].rollouts.apply(s.clusters[res.cluster].eval, res)
+		case ev := <-s.workloads:
+			s.clusters[ev.cluster].targets.update(ev, s.clusters[ev.cluster].eval, s.stderr)
 		case p := <-s.pages:
 			if end, over := s.handlePage(s.clusters[p.cluster], p); over {
 				return end
@@ -168,6 +172,7 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 // observe counts the message and tells the check about it.
 func (s *stream) observe(w *clusterRun, m controller.Message) {
 	w.events[m.Kind.String()]++
+	w.targets.observe(m)
 	key := m.Key.String()
 	switch {
 	case m.Kind != controller.Gone:
@@ -252,7 +257,9 @@ func (s *stream) allInitial() bool {
 // cluster back, they are looked up; --once waits for those answers.
 func (s *stream) judge(ctx context.Context) (ending, bool) {
 	all := s.allInitial()
-	if s.state() == check.Failed && (!s.cfg.Once || all) {
+	// A target that failed by its own rule (a Job already failed at the
+	// start) waits for the pods' initial lists, so the summary explains them.
+	if s.state() == check.Failed && (all || !s.cfg.Once && !s.targetFailed()) {
 		return ending{verdict: Failed, summary: true}, true
 	}
 	if !all {

@@ -3,6 +3,7 @@ package podsync
 import (
 	"context"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
@@ -19,7 +20,9 @@ func (s *stream) summary(ctx context.Context, out Outcome, took time.Duration) {
 		Statuses: map[string]int{}, Events: map[string]int{}, EventKinds: kindNames(),
 	}
 	sum.Reason = s.reason()
+	gone := slices.ContainsFunc(s.cfg.Check.Conditions, func(c check.Condition) bool { return c.Kind == check.KindGone })
 	for _, w := range s.clusters {
+		sum.Targets = append(sum.Targets, w.targets.summarize(w, gone)...)
 		sum.Pods += w.eval.Verdict().Pods
 		mergeCounts(sum.Statuses, w.eval.Statuses())
 		mergeCounts(sum.Events, w.events)

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -11,16 +12,31 @@ import (
 // name only, so several names are filtered here; a name not created yet
 // simply matches nothing until it appears.
 func (s Source) ByName(names map[string]bool) Source {
+	return s.where(func(p *corev1.Pod) bool { return names[p.Name] })
+}
+
+// InNamespaces narrows a source of every namespace to the pods of these
+// namespaces: one cluster-scoped list and watch instead of one per
+// namespace.
+func (s Source) InNamespaces(namespaces map[string]bool) Source {
+	return s.where(func(p *corev1.Pod) bool { return namespaces[p.Namespace] })
+}
+
+// where keeps the pods that keep accepts, in lists, in the pages an
+// observer sees, and in watches. What keep accepts must never change for
+// a pod, as a name or a namespace does not: a pod it stopped accepting
+// would stay in the informer's cache.
+func (s Source) where(keep func(*corev1.Pod) bool) Source {
 	return Source{
 		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 			if observe, ok := ctx.Value(pageObserverKey{}).(func(*PodRowList)); ok {
-				ctx = ObservingPages(ctx, func(p *PodRowList) { observe(named(p, names)) })
+				ctx = ObservingPages(ctx, func(p *PodRowList) { observe(p.Where(keep)) })
 			}
 			list, err := s.List(ctx, opts)
 			if err != nil {
 				return nil, err
 			}
-			return named(list, names), nil
+			return list.Where(keep), nil
 		},
 		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			w, err := s.Watch(ctx, opts)
@@ -30,18 +46,19 @@ func (s Source) ByName(names map[string]bool) Source {
 			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
 				row, ok := ev.Object.(*PodRow)
 				// Bookmarks carry no name but move the resourceVersion on.
-				return ev, !ok || ev.Type == watch.Bookmark || names[row.Pod.Name]
+				return ev, !ok || ev.Type == watch.Bookmark || keep(row.Pod)
 			}), nil
 		},
 	}
 }
 
-// named is list narrowed to the named pods; the list itself is left alone,
-// since a page may be seen by an observer and the reflector both.
-func named(list *PodRowList, names map[string]bool) *PodRowList {
-	out := &PodRowList{TypeMeta: list.TypeMeta, ListMeta: list.ListMeta}
-	for _, row := range list.Items {
-		if names[row.Pod.Name] {
+// Where is the list narrowed to the pods keep accepts; the list itself is
+// left alone, since a page may be seen by an observer and the reflector
+// both.
+func (l *PodRowList) Where(keep func(*corev1.Pod) bool) *PodRowList {
+	out := &PodRowList{TypeMeta: l.TypeMeta, ListMeta: l.ListMeta}
+	for _, row := range l.Items {
+		if keep(row.Pod) {
 			out.Items = append(out.Items, row)
 		}
 	}

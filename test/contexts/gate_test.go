@@ -142,3 +142,38 @@ func appInStates(t *testing.T, ns string, states ...string) []cluster {
 	}
 	return cs
 }
+
+// A workload target is judged in every context, in the context's own
+// namespace, with a summary line for each; a context without the workload
+// keeps the gate from being met.
+func TestWorkloadTargetInEveryContext(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	cs := clusters(t)
+	for i, c := range cs {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := c.cs.AppsV1().Deployments(ns).Create(ctx, deployment("web", "registry.example/web:1", 2), metav1.CreateOptions{})
+		if err == nil && i < 2 {
+			_, err = c.cs.AppsV1().Deployments(ns).Create(ctx, deployment("api", "registry.example/api:1", 1), metav1.CreateOptions{})
+		}
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := env.Podsync(t, 3*time.Minute, "--context", all, "-n", ns, "deploy/web", "--until", "healthy", "--timeout", "2m")
+	wantExit(t, r, 0)
+	for _, c := range env.Contexts {
+		wantStderr(t, r, "deployment/web --context "+c+": rolled out 2/2")
+		if n := harness.CountLines(r.Stdout, `^(SYNC|ADD|UPDATE)\s+`+c+`\s+web-\S+\s+1/1\s+Running\s`); n < 2 {
+			t.Errorf("context %s: %d lines show a ready pod of deployment/web, want at least 2\n%s", c, n, r.Stdout)
+		}
+	}
+	r = env.Podsync(t, 2*time.Minute, "--context", all, "-n", ns, "deploy/api", "--until", "healthy", "--timeout", "20s")
+	wantExit(t, r, 3)
+	wantStderr(t, r, "deployment/api --context podsync-1: rolled out 1/1",
+		"deployment/api --context podsync-3: not met: ")
+	if strings.Contains(r.Stdout, " web-") {
+		t.Errorf("the pods of deployment/web are shown for deployment/api:\n%s", r.Stdout)
+	}
+}

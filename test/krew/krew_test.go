@@ -131,9 +131,9 @@ func checkArchive(t *testing.T, rel release) {
 func checkHelp(t *testing.T, k krewEnv) {
 	t.Helper()
 	r := k.kubectl(t, "podsync", "-h")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "Usage:\n  kubectl podsync [POD_NAME ...] [flags]\n") ||
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Usage:\n  kubectl podsync [POD_NAME | TYPE/NAME ...] [-f FILE|DIR|- ...] [flags]\n") ||
 		!strings.Contains(r.Stdout, "help for kubectl podsync") || r.Stderr != "" {
-		t.Errorf("kubectl podsync -h: want exit 0 and usage as \"kubectl podsync [POD_NAME ...] [flags]\"\n%s", r)
+		t.Errorf("kubectl podsync -h: want exit 0 and usage as \"kubectl podsync [POD_NAME | TYPE/NAME ...] [-f FILE|DIR|- ...] [flags]\"\n%s", r)
 	}
 	if regexp.MustCompile(`(?m)^  podsync `).MatchString(r.Stdout) {
 		t.Errorf("help shows the bare command name:\n%s", r.Stdout)

@@ -1,0 +1,252 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// The kinds a target can be; the API's own names.
+const (
+	TargetDeployment  = "Deployment"
+	TargetStatefulSet = "StatefulSet"
+	TargetDaemonSet   = "DaemonSet"
+	TargetJob         = "Job"
+	TargetReplicaSet  = "ReplicaSet"
+	TargetPod         = "Pod"
+)
+
+// Target is a workload a check is about: a TYPE/NAME argument or a
+// pod-owning object of a manifest (-f).
+type Target struct {
+	// Kind is the API kind: Deployment, StatefulSet, DaemonSet, Job,
+	// ReplicaSet or Pod.
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// String is the target as kubectl names it: deployment/web.
+func (t Target) String() string { return strings.ToLower(t.Kind) + "/" + t.Name }
+
+// Rollout is what a workload's own object says about a check: its kind's
+// rollout rule, judged the way `kubectl rollout status` and `kubectl wait
+// --for=condition=Complete` judge it. The pods' own conditions are judged
+// on top of it, by the Evaluator.
+type Rollout struct {
+	State State
+	// Reason is the API's word for a failure: ProgressDeadlineExceeded,
+	// BackoffLimitExceeded, DeadlineExceeded, ...
+	Reason string
+	// Message says in a few words where the rollout stands ("1 of 3
+	// replicas updated"), what it reached ("rolled out 3/3") or why it
+	// failed (the condition's message).
+	Message string
+	// Note is said once on stderr while it holds: a StatefulSet updated
+	// OnDelete, a Deployment paused mid-rollout, a Job retrying failed pods.
+	Note string
+}
+
+// RolloutOf judges obj, a Deployment, StatefulSet, DaemonSet, Job or
+// ReplicaSet; nil is a workload that does not exist (yet). The object is
+// only read.
+func RolloutOf(obj runtime.Object) Rollout {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return DeploymentRollout(o)
+	case *appsv1.StatefulSet:
+		return StatefulSetRollout(o)
+	case *appsv1.DaemonSet:
+		return DaemonSetRollout(o)
+	case *batchv1.Job:
+		return JobRollout(o)
+	case *appsv1.ReplicaSet:
+		return ReplicaSetRollout(o)
+	case nil:
+		return pending("does not exist (yet)")
+	}
+	return pending(fmt.Sprintf("%T has no rollout rule", obj))
+}
+
+func pending(msg string) Rollout { return Rollout{State: Pending, Message: msg} }
+
+// notObserved is the message of a workload whose controller has not acted
+// on its newest spec yet: its status still describes the one before.
+func notObserved(kind string, generation int64) Rollout {
+	return pending(fmt.Sprintf("the %s controller has not observed generation %d yet", kind, generation))
+}
+
+func replicas(n *int32) int32 {
+	if n == nil {
+		return 1
+	}
+	return *n
+}
+
+// DeploymentRollout is `kubectl rollout status`'s rule: the controller has
+// observed the newest spec, every desired replica is updated, no old
+// replica is left (pods being deleted aside), and every updated replica
+// is available (so ready). A Progressing condition with reason
+// ProgressDeadlineExceeded fails it at once.
+func DeploymentRollout(d *appsv1.Deployment) Rollout {
+	st := d.Status
+	if d.Generation > st.ObservedGeneration {
+		return notObserved(TargetDeployment, d.Generation)
+	}
+	for _, c := range st.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
+			return Rollout{State: Failed, Reason: c.Reason, Message: c.Message}
+		}
+	}
+	want := replicas(d.Spec.Replicas)
+	var msg string
+	switch {
+	case st.UpdatedReplicas < want:
+		msg = fmt.Sprintf("%d of %d replicas updated", st.UpdatedReplicas, want)
+	case st.Replicas > st.UpdatedReplicas:
+		msg = fmt.Sprintf("%d old %s pending termination", st.Replicas-st.UpdatedReplicas, plural(int(st.Replicas-st.UpdatedReplicas), "replica", "replicas"))
+	case st.AvailableReplicas < st.UpdatedReplicas:
+		msg = fmt.Sprintf("%d of %d updated replicas available", st.AvailableReplicas, st.UpdatedReplicas)
+	default:
+		return Rollout{State: Met, Message: fmt.Sprintf("rolled out %d/%d", st.UpdatedReplicas, want)}
+	}
+	if !d.Spec.Paused {
+		return pending(msg)
+	}
+	return Rollout{
+		State:   Pending,
+		Message: "paused mid-rollout: " + msg,
+		Note: fmt.Sprintf("deployment/%s is paused mid-rollout (%s); the check waits until it is resumed (kubectl rollout resume deployment/%s)",
+			d.Name, msg, d.Name),
+	}
+}
+
+// StatefulSetRollout: the controller has observed the newest spec, every
+// desired pod is ready, and the update revision is reached: by every pod,
+// or, with a partition, by the pods at and above it. A StatefulSet updated
+// OnDelete replaces pods only when someone deletes them, so only readiness
+// is judged (kubectl rollout status refuses it).
+func StatefulSetRollout(s *appsv1.StatefulSet) Rollout {
+	st := s.Status
+	if st.ObservedGeneration == 0 || s.Generation > st.ObservedGeneration {
+		return notObserved(TargetStatefulSet, s.Generation)
+	}
+	want := replicas(s.Spec.Replicas)
+	r := Rollout{State: Pending}
+	if s.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+		r.Note = fmt.Sprintf("statefulset/%s updates its pods OnDelete: it is judged on its pods only (every one ready, whatever its revision)", s.Name)
+	}
+	if st.ReadyReplicas < want {
+		r.Message = fmt.Sprintf("%d of %d pods ready", st.ReadyReplicas, want)
+		return r
+	}
+	if r.Note != "" {
+		r.State, r.Message = Met, fmt.Sprintf("%d/%d pods ready", st.ReadyReplicas, want)
+		return r
+	}
+	var partition int32
+	if ru := s.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+		partition = min(*ru.Partition, want)
+	}
+	if st.UpdateRevision != st.CurrentRevision && st.UpdatedReplicas < want-partition {
+		r.Message = fmt.Sprintf("%d of %d pods at revision %s", st.UpdatedReplicas, want-partition, st.UpdateRevision)
+		if partition > 0 {
+			r.Message += fmt.Sprintf(" (partition %d)", partition)
+		}
+		return r
+	}
+	r.State = Met
+	r.Message = fmt.Sprintf("rolled out %d/%d at revision %s", want, want, st.UpdateRevision)
+	if st.UpdateRevision != st.CurrentRevision {
+		r.Message = fmt.Sprintf("rolled out to the partition: %d of %d pods at revision %s (partition %d)", st.UpdatedReplicas, want, st.UpdateRevision, partition)
+	}
+	return r
+}
+
+// DaemonSetRollout: every node that should run the DaemonSet runs an
+// updated pod, and it is available (so ready). Updated OnDelete, only
+// readiness on every node is judged.
+func DaemonSetRollout(ds *appsv1.DaemonSet) Rollout {
+	st := ds.Status
+	if ds.Generation > st.ObservedGeneration {
+		return notObserved(TargetDaemonSet, ds.Generation)
+	}
+	want := st.DesiredNumberScheduled
+	r := Rollout{State: Pending}
+	if ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType {
+		r.Note = fmt.Sprintf("daemonset/%s updates its pods OnDelete: it is judged on its pods only (a ready pod on every node, whatever its revision)", ds.Name)
+		if st.NumberReady < want {
+			r.Message = fmt.Sprintf("%d of %d nodes have a ready pod", st.NumberReady, want)
+			return r
+		}
+		r.State, r.Message = Met, fmt.Sprintf("a ready pod on %d/%d nodes", st.NumberReady, want)
+		return r
+	}
+	switch {
+	case st.UpdatedNumberScheduled < want:
+		r.Message = fmt.Sprintf("%d of %d nodes have an updated pod", st.UpdatedNumberScheduled, want)
+	case st.NumberAvailable < want:
+		r.Message = fmt.Sprintf("%d of %d updated pods available", st.NumberAvailable, want)
+	default:
+		r.State, r.Message = Met, fmt.Sprintf("rolled out on %d/%d nodes", st.UpdatedNumberScheduled, want)
+	}
+	return r
+}
+
+// JobRollout: Complete=True meets it, as `kubectl wait
+// --for=condition=Complete` does; Failed=True (or FailureTarget=True,
+// which the controller sets first, while it ends the remaining pods)
+// fails it at once with the condition's reason. Pods that failed while the
+// Job still retries are not a failure: the Note says so.
+func JobRollout(j *batchv1.Job) Rollout {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobFailed, batchv1.JobFailureTarget:
+			return Rollout{State: Failed, Reason: c.Reason, Message: c.Message}
+		case batchv1.JobComplete:
+			return Rollout{State: Met, Message: fmt.Sprintf("complete: %d/%d succeeded", j.Status.Succeeded, completions(j))}
+		}
+	}
+	r := pending(fmt.Sprintf("%d of %d completions, %d active", j.Status.Succeeded, completions(j), j.Status.Active))
+	if j.Spec.Suspend != nil && *j.Spec.Suspend {
+		r.Message = "suspended: " + r.Message
+	}
+	if j.Status.Failed > 0 {
+		limit := "no backoffLimit"
+		if j.Spec.BackoffLimit != nil {
+			limit = fmt.Sprintf("backoffLimit %d", *j.Spec.BackoffLimit)
+		}
+		r.Note = fmt.Sprintf("job/%s: %d %s failed so far; the Job retries (%s), so the check goes on",
+			j.Name, j.Status.Failed, plural(int(j.Status.Failed), "pod", "pods"), limit)
+	}
+	return r
+}
+
+func completions(j *batchv1.Job) int32 {
+	if j.Spec.Completions == nil {
+		return 1
+	}
+	return *j.Spec.Completions
+}
+
+// ReplicaSetRollout: a ReplicaSet of its own has no rollout; its pods are
+// judged as any pods, and it is met once the controller has observed its
+// spec and every desired pod is available.
+func ReplicaSetRollout(rs *appsv1.ReplicaSet) Rollout {
+	st := rs.Status
+	if rs.Generation > st.ObservedGeneration {
+		return notObserved(TargetReplicaSet, rs.Generation)
+	}
+	want := replicas(rs.Spec.Replicas)
+	if st.AvailableReplicas < want {
+		return pending(fmt.Sprintf("%d of %d pods available", st.AvailableReplicas, want))
+	}
+	return Rollout{State: Met, Message: fmt.Sprintf("%d/%d pods available", st.AvailableReplicas, want)}
+}

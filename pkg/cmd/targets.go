@@ -1,0 +1,187 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/metadata"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/target"
+)
+
+// targetFlags are -f and -R, as kubectl names them.
+func (o *Options) addTargetFlags(c *cobra.Command) {
+	flags := genericclioptions.FileNameFlags{
+		Usage:     "Watch the pods of the workloads in these manifests (files, folders, URLs, or - for stdin), as kubectl get -f reads them; repeatable.",
+		Filenames: &o.filenames,
+		Recursive: &o.recursive,
+	}
+	flags.AddFlags(c.Flags())
+}
+
+// parseTargets reads the TYPE/NAME arguments and the manifests, without a
+// cluster, and checks how they combine with the other flags.
+func (o *Options) parseTargets() error {
+	if o.recursive && len(o.filenames) == 0 {
+		return usageError("-R/--recursive needs -f")
+	}
+	plan, err := target.Parse(target.Input{Args: o.names, Filenames: o.filenames, Recursive: o.recursive,
+		Stdin: o.In, Namespace: o.namespace, Explicit: o.explicitNamespace})
+	if err != nil {
+		return usageError("%s", oneLine(err))
+	}
+	if plan.Empty() && len(o.filenames) == 0 {
+		return nil // plain pod names, or none
+	}
+	switch {
+	case o.allNamespaces:
+		return usageError("TYPE/NAME and -f cannot be used with --all-namespaces: the targets name their namespaces")
+	case o.labelSelector != "" || o.fieldSelector != "":
+		return usageError("TYPE/NAME and -f cannot be used with --selector or --field-selector: the targets' own selectors choose the pods")
+	}
+	o.plan, o.names = plan, nil
+	return nil
+}
+
+// resolveTargets maps the TYPE/NAME arguments with the cluster's discovery
+// and says which objects of the manifests are not judged. It reports
+// false when no target is left, so there is nothing to watch.
+func (o *Options) resolveTargets() (bool, error) {
+	if o.plan == nil {
+		return true, nil
+	}
+	if len(o.plan.Skipped) > 0 {
+		names := make([]string, 0, len(o.plan.Skipped))
+		for _, s := range o.plan.Skipped {
+			names = append(names, s.String())
+		}
+		fmt.Fprintf(o.ErrOut, "podsync: not judged (they own no pods podsync watches): %s\n", strings.Join(names, ", "))
+	}
+	// Kinds are mapped with the first context's discovery alone: an
+	// unreachable context is then the run's to report (or skip).
+	getter := o.configFlags
+	if len(o.contexts) > 0 {
+		getter = o.contexts[0].flags
+	}
+	targets, err := resolve(getter, o.plan)
+	if err != nil {
+		return false, err
+	}
+	if len(targets) == 0 {
+		fmt.Fprintln(o.ErrOut, "podsync: no workload in the manifests: nothing to watch")
+		return false, nil
+	}
+	o.config.Targets = targets
+	for i, c := range o.contexts {
+		if o.explicitNamespace || c.namespace == o.namespace {
+			continue
+		}
+		if o.contexts[i].targets, err = resolve(getter, o.plan.In(c.namespace)); err != nil {
+			return false, fmt.Errorf("context %s: %w", c.name, err)
+		}
+	}
+	return true, nil
+}
+
+// resolve maps the plan with one context's discovery; a type the cluster
+// does not know is the user's error.
+func resolve(getter genericclioptions.RESTClientGetter, plan *target.Plan) ([]check.Target, error) {
+	targets, err := target.Resolve(getter, plan)
+	var noMatch *meta.NoResourceMatchError
+	if errors.As(err, &noMatch) || err != nil && strings.Contains(err.Error(), "doesn't have a resource type") {
+		return nil, usageError("%s", oneLine(err))
+	}
+	return targets, err
+}
+
+// targetNamespaces are the namespaces of the targets in every context.
+func (o *Options) targetNamespaces() []string {
+	if o.plan == nil {
+		return nil
+	}
+	out := o.plan.Namespaces()
+	for _, c := range o.contexts {
+		if !o.explicitNamespace {
+			out = append(out, o.plan.In(c.namespace).Namespaces()...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// completeArgs completes POD_NAME and TYPE/NAME: pod names and the TYPE/
+// prefixes, then, after a TYPE/, the names of that kind.
+func (o *Options) completeArgs(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	typ, prefix, typed := strings.Cut(toComplete, "/")
+	if !typed {
+		names, dir := o.completePods(c, args, toComplete)
+		var types []string
+		for _, t := range target.Types() {
+			if strings.HasPrefix(t, toComplete) {
+				types = append(types, t)
+			}
+		}
+		if len(names) == 0 && len(types) > 0 {
+			dir |= cobra.ShellCompDirectiveNoSpace
+		}
+		return append(names, types...), dir
+	}
+	kind, ok := target.KindOf(typ)
+	gvr, _ := target.Resource(kind)
+	if !ok {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	names, err := o.resourceNames(gvr)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	taken := map[string]bool{}
+	for _, a := range args {
+		taken[a] = true
+	}
+	var out []string
+	for _, n := range names {
+		if arg := typ + "/" + n; strings.HasPrefix(n, prefix) && !taken[arg] {
+			out = append(out, arg)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// resourceNames lists the names of one resource in the namespace, reading
+// only their metadata.
+func (o *Options) resourceNames(gvr schema.GroupVersionResource) ([]string, error) {
+	cfg, err := o.configFlags.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = completionTimeout
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+	defer cancel()
+	list, err := client.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, item := range list.Items {
+		names = append(names, item.Name)
+	}
+	return names, nil
+}

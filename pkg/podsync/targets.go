@@ -1,0 +1,536 @@
+package podsync
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
+	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+)
+
+// A run about workloads (Config.Targets) watches, in each cluster, the
+// workload objects themselves, one informer per kind and namespace, and
+// the pods of their namespaces: one pod informer per namespace, merged
+// into one source, or one informer over every namespace when the targets
+// span more than maxNamespaceInformers namespaces and the user may list
+// and watch pods in all of them. A workload's pod selector is known once
+// its object appears, so the pod controller keeps the pods of the targets
+// known so far (controller.Keep) and is asked to look again when a
+// selector is learned.
+
+// maxNamespaceInformers is how many namespaces get an informer of their
+// own before one over every namespace is tried: a few small lists cost
+// less than a list of the whole cluster, many watches more than one.
+const maxNamespaceInformers = 3
+
+// targetRun is one cluster's targets.
+type targetRun struct {
+	cluster int
+	list    []*targetState
+	byKey   map[check.Target]*targetState
+	events  chan<- workloadEvent
+	// informers watch the workload objects; ctrl is the pod controller,
+	// asked to look again when a selector is learned.
+	informers []cache.Controller
+	ctrl      *controller.Controller
+	ctx       context.Context
+	// started is when the run started, for the summary's times.
+	started time.Time
+
+	// owners holds, by pod key, the targets of each pod the stream has
+	// shown (see observe); the stream goroutine alone uses it.
+	owners map[string][]*targetState
+
+	// mu guards the selectors, which the pod controller's workers read.
+	mu        sync.RWMutex
+	selectors map[check.Target]labels.Selector
+}
+
+// targetState is what the stream keeps of one target.
+type targetState struct {
+	target check.Target
+	// note is the last Rollout.Note said on stderr.
+	note string
+	// pods counts the target's pods the stream has shown and not seen go.
+	pods int
+}
+
+// workloadEvent is a workload object as its informer saw it; obj is nil
+// once it is deleted.
+type workloadEvent struct {
+	cluster int
+	target  check.Target
+	obj     runtime.Object
+}
+
+// workloadAPI lists and watches one kind of workload.
+type workloadAPI struct {
+	obj   runtime.Object
+	list  func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error)
+	watch func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error)
+}
+
+// listed keeps a failed typed list from looking like a list: a nil
+// pointer inside an interface is not a nil interface.
+func listed[L runtime.Object](l L, err error) (runtime.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// typedClient is what each typed client of a workload kind offers, L being
+// its list type.
+type typedClient[L runtime.Object] interface {
+	List(ctx context.Context, o metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error)
+}
+
+// apiOf is a workload kind's workloadAPI, from its typed client.
+func apiOf[L runtime.Object, C typedClient[L]](obj runtime.Object, client func(kubernetes.Interface, string) C) workloadAPI {
+	return workloadAPI{
+		obj: obj,
+		list: func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return listed(client(c, ns).List(ctx, o))
+		},
+		watch: func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
+			return client(c, ns).Watch(ctx, o)
+		},
+	}
+}
+
+var workloadAPIs = map[string]workloadAPI{
+	check.TargetDeployment: apiOf[*appsv1.DeploymentList](&appsv1.Deployment{},
+		func(c kubernetes.Interface, ns string) appsclient.DeploymentInterface {
+			return c.AppsV1().Deployments(ns)
+		}),
+	check.TargetStatefulSet: apiOf[*appsv1.StatefulSetList](&appsv1.StatefulSet{},
+		func(c kubernetes.Interface, ns string) appsclient.StatefulSetInterface {
+			return c.AppsV1().StatefulSets(ns)
+		}),
+	check.TargetDaemonSet: apiOf[*appsv1.DaemonSetList](&appsv1.DaemonSet{},
+		func(c kubernetes.Interface, ns string) appsclient.DaemonSetInterface {
+			return c.AppsV1().DaemonSets(ns)
+		}),
+	check.TargetJob: apiOf[*batchv1.JobList](&batchv1.Job{},
+		func(c kubernetes.Interface, ns string) batchclient.JobInterface { return c.BatchV1().Jobs(ns) }),
+	check.TargetReplicaSet: apiOf[*appsv1.ReplicaSetList](&appsv1.ReplicaSet{},
+		func(c kubernetes.Interface, ns string) appsclient.ReplicaSetInterface {
+			return c.AppsV1().ReplicaSets(ns)
+		}),
+}
+
+// newTargetRun builds the informers of cluster i's workload targets; a Pod
+// target needs none, its pod is its object. The informers start with
+// start.
+func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, targets []check.Target, i int, c *Clients, s *stream) (*targetRun, error) {
+	t := &targetRun{cluster: i, byKey: map[check.Target]*targetState{}, events: s.workloads,
+		selectors: map[check.Target]labels.Selector{}, owners: map[string][]*targetState{}, started: time.Now()}
+	groups := map[[2]string][]string{} // kind and namespace -> names
+	var order [][2]string
+	for _, tg := range targets {
+		if t.byKey[tg] != nil {
+			continue
+		}
+		ts := &targetState{target: tg}
+		t.list = append(t.list, ts)
+		t.byKey[tg] = ts
+		if tg.Kind == check.TargetPod {
+			continue
+		}
+		if _, ok := workloadAPIs[tg.Kind]; !ok {
+			return nil, fmt.Errorf("target %s: kind %s cannot be watched", tg, tg.Kind)
+		}
+		g := [2]string{tg.Kind, tg.Namespace}
+		if groups[g] == nil {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], tg.Name)
+	}
+	if len(order) > 0 && c == nil {
+		return nil, fmt.Errorf("workload targets need the cluster's clients")
+	}
+	for _, g := range order {
+		api := workloadAPIs[g[0]]
+		conn := &connection{ctx: ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout,
+			listOnly: cfg.Once, resource: strings.ToLower(g[0]) + "s", quiet: true}
+		_, inf := cache.NewInformerWithOptions(cache.InformerOptions{
+			ListerWatcher: workloadListWatch(api, c, g[1], groups[g], conn),
+			ObjectType:    api.obj,
+			Handler:       t.handler(g[0]),
+		})
+		t.informers = append(t.informers, inf)
+	}
+	return t, nil
+}
+
+// workloadListWatch lists and watches one kind of workload in one
+// namespace (only the one object when there is one name), retrying while
+// the server cannot be reached, as the pod source does.
+func workloadListWatch(api workloadAPI, c *Clients, ns string, names []string, r source.Reporter) cache.ListerWatcher {
+	narrow := func(o metav1.ListOptions) metav1.ListOptions {
+		if len(names) == 1 {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", names[0]).String()
+		}
+		return o
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return source.Retry(ctx, source.Backoff(), 0, source.Unreachable, func() (runtime.Object, error) {
+				obj, err := api.list(ctx, c.Kube, ns, narrow(o))
+				r.Result("list", err)
+				return obj, err
+			})
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return source.Retry(ctx, source.Backoff(), 0, source.Unreachable, func() (watch.Interface, error) {
+				w, err := api.watch(ctx, c.KubeWatch, ns, narrow(o))
+				r.Result("watch", err)
+				return w, err
+			})
+		},
+	}
+	// WatchList is left to the pod source's choice: off, so a server or a
+	// fake client without it is not waited on.
+	return cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{})
+}
+
+type noWatchList struct{}
+
+func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
+
+func (t *targetRun) handler(kind string) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { t.seen(kind, obj) },
+		UpdateFunc: func(_, obj interface{}) { t.seen(kind, obj) },
+		DeleteFunc: func(obj interface{}) {
+			// A deletion missed while the watch was down comes as a
+			// tombstone, whose key is enough.
+			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+			if ns, name, err2 := cache.SplitMetaNamespaceKey(key); err == nil && err2 == nil {
+				t.send(workloadEvent{cluster: t.cluster, target: check.Target{Kind: kind, Namespace: ns, Name: name}})
+			}
+		},
+	}
+}
+
+// seen learns a target's selector from its object, and hands the object to
+// the stream, after the pods the selector brings in. A deleted workload
+// keeps its selector: its pods are seen going.
+func (t *targetRun) seen(kind string, obj interface{}) {
+	o, ok := obj.(runtime.Object)
+	m, err := meta.Accessor(obj)
+	if !ok || err != nil {
+		return
+	}
+	ev := workloadEvent{cluster: t.cluster, target: check.Target{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}, obj: o}
+	if t.byKey[ev.target] == nil {
+		return
+	}
+	if sel, ok := selectorOf(o); ok && t.learn(ev.target, sel) && t.ctrl != nil {
+		select {
+		case <-t.ctrl.Recheck(ev.target.Namespace):
+		case <-t.ctx.Done():
+			return
+		}
+	}
+	t.send(ev)
+}
+
+// send hands a target's object to the stream; objects of the namespace
+// that are not targets are dropped.
+func (t *targetRun) send(ev workloadEvent) {
+	if t.byKey[ev.target] == nil {
+		return
+	}
+	select {
+	case t.events <- ev:
+	case <-t.ctx.Done():
+	}
+}
+
+// selectorOf is a workload's pod selector; a selector that does not parse
+// selects nothing, as the controllers treat it.
+func selectorOf(obj runtime.Object) (labels.Selector, bool) {
+	var ls *metav1.LabelSelector
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		ls = o.Spec.Selector
+	case *appsv1.StatefulSet:
+		ls = o.Spec.Selector
+	case *appsv1.DaemonSet:
+		ls = o.Spec.Selector
+	case *batchv1.Job:
+		ls = o.Spec.Selector
+	case *appsv1.ReplicaSet:
+		ls = o.Spec.Selector
+	default:
+		return nil, false
+	}
+	if ls == nil {
+		return labels.Nothing(), true
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return labels.Nothing(), true
+	}
+	return sel, true
+}
+
+// learn records a target's selector and reports whether it changed.
+func (t *targetRun) learn(tg check.Target, sel labels.Selector) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if old, ok := t.selectors[tg]; ok && old.String() == sel.String() {
+		return false
+	}
+	t.selectors[tg] = sel
+	return true
+}
+
+// owns reports whether pod is one of tg's pods.
+func (t *targetRun) owns(tg check.Target, pod *corev1.Pod) bool {
+	if pod.Namespace != tg.Namespace {
+		return false
+	}
+	if tg.Kind == check.TargetPod {
+		return pod.Name == tg.Name
+	}
+	t.mu.RLock()
+	sel, ok := t.selectors[tg]
+	t.mu.RUnlock()
+	return ok && sel.Matches(labels.Set(pod.Labels))
+}
+
+// keep is the pod controller's Keep: the pods of any target.
+func (t *targetRun) keep(pod *corev1.Pod) bool {
+	for _, ts := range t.list {
+		if t.owns(ts.target, pod) {
+			return true
+		}
+	}
+	return false
+}
+
+// keptPages narrows the pages of the initial list that the stream prints
+// to the targets' pods, as Keep narrows the controller's messages.
+func (t *targetRun) keptPages(observe func(*source.PodRowList)) func(*source.PodRowList) {
+	return func(list *source.PodRowList) { observe(list.Where(t.keep)) }
+}
+
+// start runs the workload informers until ctx ends and reports whether
+// their first lists are in (and handed to the stream) before it ends.
+func (t *targetRun) start(ctx context.Context, wg *sync.WaitGroup) bool {
+	if t == nil {
+		return true
+	}
+	t.ctx = ctx
+	synced := make([]cache.InformerSynced, 0, len(t.informers))
+	for _, inf := range t.informers {
+		wg.Go(func() { inf.RunWithContext(ctx) })
+		synced = append(synced, inf.HasSynced)
+	}
+	return cache.WaitForCacheSync(ctx.Done(), synced...)
+}
+
+// update judges a target's object as it is now, and says its note once.
+func (t *targetRun) update(ev workloadEvent, eval *check.Evaluator, stderr io.Writer) {
+	ts := t.byKey[ev.target]
+	r := check.RolloutOf(ev.obj)
+	if ev.obj == nil {
+		r.Message = "was deleted"
+	}
+	if r.Note != "" && r.Note != ts.note {
+		fmt.Fprintf(stderr, "podsync: %s\n", r.Note)
+	}
+	ts.note = r.Note
+	eval.SetTarget(ev.target, r)
+}
+
+// namespaces lists the namespaces of the targets, sorted.
+func (t *targetRun) namespaces() []string {
+	var out []string
+	for _, ts := range t.list {
+		out = append(out, ts.target.Namespace)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// podSource is the pods of the targets' namespaces: see the top of the
+// file. Which informers it takes is said at -v=2.
+func (t *targetRun) podSource(ctx context.Context, cfg Config, c *Clients, r source.Reporter) source.Source {
+	nss := t.namespaces()
+	in := func(ns string) source.Source {
+		return podsIn(cfg, c, source.Filter{Namespace: ns, KeepManagedFields: cfg.KeepManagedFields, Lean: cfg.SortBy == ""}, r)
+	}
+	if len(nss) == 1 {
+		klog.V(2).Infof("podsync: watching the pods of namespace %s with one informer", nss[0])
+		return in(nss[0])
+	}
+	if len(nss) > maxNamespaceInformers {
+		allowed, why := mayWatchAllPods(ctx, c.Kube)
+		if allowed {
+			klog.V(2).Infof("podsync: watching the pods of %d namespaces (%s) with one informer over every namespace: %s",
+				len(nss), strings.Join(nss, ", "), why)
+			set := map[string]bool{}
+			for _, ns := range nss {
+				set[ns] = true
+			}
+			return in("").InNamespaces(set)
+		}
+		klog.V(2).Infof("podsync: watching the pods of %d namespaces (%s) with one informer per namespace: %s", len(nss), strings.Join(nss, ", "), why)
+	} else {
+		klog.V(2).Infof("podsync: watching the pods of %d namespaces (%s) with one informer per namespace", len(nss), strings.Join(nss, ", "))
+	}
+	srcs := make([]source.Source, 0, len(nss))
+	for _, ns := range nss {
+		srcs = append(srcs, in(ns))
+	}
+	return source.Merge(srcs...)
+}
+
+// mayWatchAllPods asks the API server whether the user may list and watch
+// pods in every namespace, and says why not.
+func mayWatchAllPods(ctx context.Context, c kubernetes.Interface) (bool, string) {
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Resource: "pods"},
+		}}
+		got, err := c.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		switch {
+		case err != nil:
+			return false, fmt.Sprintf("could not ask whether pods may be %sed in every namespace: %s", verb, check.OneLine(err.Error(), 0))
+		case !got.Status.Allowed:
+			return false, fmt.Sprintf("pods may not be %sed in every namespace", verb)
+		}
+	}
+	return true, "pods may be listed and watched in every namespace"
+}
+
+// observe keeps, for each pod the stream has shown, the targets that own
+// it: the summary counts and explains each target's pods from them, also
+// when the run ended before the informer held the whole list.
+func (t *targetRun) observe(m controller.Message) {
+	if t == nil {
+		return
+	}
+	key := m.Key.String()
+	for _, ts := range t.owners[key] {
+		ts.pods--
+	}
+	delete(t.owners, key)
+	if m.Kind == controller.Gone || m.Row == nil {
+		return
+	}
+	for _, ts := range t.list {
+		if t.owns(ts.target, m.Row.Pod) {
+			t.owners[key] = append(t.owners[key], ts)
+			ts.pods++
+		}
+	}
+}
+
+// summarize is the summary's line of each target.
+func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
+	if t == nil {
+		return nil
+	}
+	v := w.eval.Verdict()
+	unsatisfied := map[*targetState][]string{}
+	for _, k := range w.eval.UnsatisfiedKeys() {
+		for _, ts := range t.owners[k] {
+			_, name, _ := strings.Cut(k, "/")
+			unsatisfied[ts] = append(unsatisfied[ts], name)
+		}
+	}
+	several := len(t.namespaces()) > 1
+	rollouts := map[check.Target]check.TargetRollout{}
+	for _, tr := range w.eval.TargetRollouts() {
+		rollouts[tr.Target] = tr
+	}
+	out := make([]check.TargetSummary, 0, len(t.list))
+	for _, ts := range t.list {
+		tg := ts.target
+		s := check.TargetSummary{Kind: tg.Kind, Namespace: tg.Namespace, Name: tg.Name, Pods: ts.pods, ShowNamespace: several, Context: w.label}
+		mine, tr := unsatisfied[ts], rollouts[tg]
+		switch {
+		case gone && s.Pods == 0:
+			s.Verdict, s.Reason = check.TargetMet, "no pod left"
+		case gone:
+			s.Verdict, s.Reason = check.TargetNotMet, fmt.Sprintf("%d %s left", s.Pods, plural(s.Pods, "pod", "pods"))
+		case v.State == check.Failed && v.Failure.Target == tg:
+			s.Verdict, s.Reason = check.TargetFailed, strings.TrimPrefix(v.Failure.Reason+": "+v.Failure.Message, ": ")
+		case v.State == check.Failed && slices.Contains(t.owners[v.Failure.Key], ts):
+			s.Verdict, s.Reason = check.TargetFailed, v.Failure.String()
+		case tr.Rollout.State != check.Met:
+			s.Verdict, s.Reason = check.TargetNotMet, tr.Rollout.Message
+		case len(mine) > 0:
+			s.Verdict = check.TargetNotMet
+			s.Reason = fmt.Sprintf("%d of its pods %s not satisfy %s: %s", len(mine), plural(len(mine), "does", "do"), v.Until, strings.Join(mine, ", "))
+		default:
+			s.Verdict, s.Reason = check.TargetMet, tr.Rollout.Message
+			if tg.Kind == check.TargetPod {
+				s.Reason = "satisfies " + v.Until
+			}
+			s.MetAfterSeconds = check.RoundDuration(tr.MetAt.Sub(t.started)).Seconds()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// prepare tells the evaluator about the targets.
+func (t *targetRun) prepare(eval *check.Evaluator) {
+	for _, ts := range t.list {
+		eval.AddTarget(ts.target)
+	}
+}
+
+// keeper is the pod controller's Keep: nil without targets.
+func (t *targetRun) keeper() controller.Keep {
+	if t == nil {
+		return nil
+	}
+	return t.keep
+}
+
+// targetFailed reports whether a target, rather than a pod, failed the
+// check in some cluster.
+func (s *stream) targetFailed() bool {
+	for _, w := range s.clusters {
+		if v := w.eval.Verdict(); v.State == check.Failed && v.Failure.Target.Kind != "" {
+			return true
+		}
+	}
+	return false
+}

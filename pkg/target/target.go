@@ -1,0 +1,313 @@
+// Package target turns TYPE/NAME arguments and -f manifests into the
+// workloads a run watches, with kubectl's resource builder
+// (k8s.io/cli-runtime/pkg/resource), so that short names, -n and
+// multi-document YAML behave as in `kubectl get`. Parse checks everything
+// it can without a cluster (the types, the files and what they hold);
+// Resolve maps the TYPE/NAME arguments with the cluster's discovery, as
+// kubectl does.
+package target
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/resource"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+)
+
+// kinds is the one table of the kinds a target can be: their API group and
+// the names kubectl accepts for them (singular, plural, short).
+var kinds = []struct {
+	group schema.GroupKind
+	names []string
+}{
+	{schema.GroupKind{Group: "apps", Kind: check.TargetDeployment}, []string{"deployment", "deployments", "deploy"}},
+	{schema.GroupKind{Group: "apps", Kind: check.TargetStatefulSet}, []string{"statefulset", "statefulsets", "sts"}},
+	{schema.GroupKind{Group: "apps", Kind: check.TargetDaemonSet}, []string{"daemonset", "daemonsets", "ds"}},
+	{schema.GroupKind{Group: "batch", Kind: check.TargetJob}, []string{"job", "jobs"}},
+	{schema.GroupKind{Group: "apps", Kind: check.TargetReplicaSet}, []string{"replicaset", "replicasets", "rs"}},
+	{schema.GroupKind{Kind: check.TargetPod}, []string{"pod", "pods", "po"}},
+}
+
+// Types lists the TYPE/ prefixes completion offers, one per kind.
+func Types() []string {
+	out := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, k.names[0]+"/")
+	}
+	return out
+}
+
+// KindOf returns the kind a TYPE names ("deploy", "deployments.apps",
+// "Deployment.v1.apps"), and false for a type podsync does not watch.
+func KindOf(typ string) (string, bool) {
+	gvr, gr := schema.ParseResourceArg(strings.ToLower(typ))
+	candidates := []schema.GroupResource{gr}
+	if gvr != nil {
+		candidates = append(candidates, gvr.GroupResource())
+	}
+	for _, k := range kinds {
+		for _, c := range candidates {
+			if slices.Contains(k.names, c.Resource) && (c.Group == "" || c.Group == k.group.Group) {
+				return k.group.Kind, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Resource is the API resource of a kind (all are served at v1).
+func Resource(kind string) (schema.GroupVersionResource, bool) {
+	for _, k := range kinds {
+		if k.group.Kind == kind {
+			return schema.GroupVersionResource{Group: k.group.Group, Version: "v1", Resource: k.names[1]}, true
+		}
+	}
+	return schema.GroupVersionResource{}, false
+}
+
+// kindOfGroupKind returns the target kind of an object's group and kind.
+func kindOfGroupKind(gk schema.GroupKind) (string, bool) {
+	for _, k := range kinds {
+		if k.group == gk {
+			return k.group.Kind, true
+		}
+	}
+	return "", false
+}
+
+func supported() string {
+	var parts []string
+	for _, k := range kinds {
+		if len(k.names) > 2 {
+			parts = append(parts, fmt.Sprintf("%s (%s)", k.names[0], k.names[2]))
+		} else {
+			parts = append(parts, k.names[0])
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Input is what the command line says about targets.
+type Input struct {
+	// Args are the positional arguments: POD_NAME or TYPE/NAME.
+	Args []string
+	// Filenames are the -f values; "-" is Stdin.
+	Filenames []string
+	Recursive bool
+	Stdin     io.Reader
+	// Namespace is -n or the context's namespace; Explicit says -n was
+	// given, so that an object of another namespace is refused, as by
+	// `kubectl get -f`.
+	Namespace string
+	Explicit  bool
+}
+
+// Plan is what Parse found: the targets of the manifests, the TYPE/NAME
+// arguments still to map, and the objects that are not judged.
+type Plan struct {
+	namespace string
+	// files are the targets found in the manifests.
+	files []check.Target
+	// args are the TYPE/NAME arguments (a plain pod name is pod/NAME).
+	args []string
+	// Skipped lists the objects of the manifests that are not judged.
+	Skipped []Skipped
+}
+
+// Skipped is an object of a manifest that is not a target: it owns no pods
+// (a Service, a ConfigMap, a custom resource) or is of a kind podsync does
+// not judge (a CronJob's Jobs come and go).
+type Skipped struct {
+	Kind, Namespace, Name string
+}
+
+func (s Skipped) String() string { return strings.ToLower(s.Kind) + "/" + s.Name }
+
+// In is the plan for a context whose namespace is ns: TYPE/NAME arguments
+// and objects of the manifests without a namespace are in ns.
+func (p *Plan) In(ns string) *Plan {
+	c := *p
+	c.namespace = ns
+	return &c
+}
+
+func (p *Plan) place(t check.Target) check.Target {
+	if t.Namespace == "" {
+		t.Namespace = p.namespace
+	}
+	return t
+}
+
+// Empty says there is no target: no TYPE/NAME argument and no -f.
+func (p *Plan) Empty() bool { return len(p.files) == 0 && len(p.args) == 0 && len(p.Skipped) == 0 }
+
+// Namespaces lists the namespaces of the targets, sorted.
+func (p *Plan) Namespaces() []string {
+	var out []string
+	if len(p.args) > 0 {
+		out = append(out, p.namespace)
+	}
+	for _, t := range p.files {
+		out = append(out, p.place(t).Namespace)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Parse checks the arguments and reads the manifests, without any request
+// to a cluster; every error is the user's (exit 2). Without a TYPE/NAME
+// argument and without -f, it returns an empty Plan: plain pod names are
+// then watched as pod names. With either, plain names are Pod targets.
+func Parse(in Input) (*Plan, error) {
+	p := &Plan{namespace: in.Namespace}
+	typed := slices.ContainsFunc(in.Args, func(a string) bool { return strings.Contains(a, "/") })
+	if !typed && len(in.Filenames) == 0 {
+		return p, nil
+	}
+	for _, a := range in.Args {
+		arg, err := parseArg(a)
+		if err != nil {
+			return nil, err
+		}
+		p.args = append(p.args, arg)
+	}
+	if len(in.Filenames) == 0 {
+		return p, nil
+	}
+	infos, err := readManifests(in)
+	if err != nil {
+		return nil, err
+	}
+	for _, info := range infos {
+		if err := p.addObject(info, in); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// parseArg checks one argument and returns it as TYPE/NAME.
+func parseArg(a string) (string, error) {
+	typ, name, typed := strings.Cut(a, "/")
+	if !typed {
+		return "pod/" + a, nil
+	}
+	if typ == "" || name == "" || strings.Contains(name, "/") {
+		return "", fmt.Errorf("invalid argument %q: want POD_NAME or TYPE/NAME", a)
+	}
+	if _, ok := KindOf(typ); !ok {
+		return "", fmt.Errorf("unsupported type %q in %q: podsync watches the pods of %s", typ, a, supported())
+	}
+	return a, nil
+}
+
+// readManifests decodes the manifests with kubectl's builder, locally: no
+// request is made, and a file that cannot be read or decoded is the
+// user's error. Stdin is read once, here.
+func readManifests(in Input) ([]*resource.Info, error) {
+	var files []string
+	var stdin []byte
+	for _, f := range in.Filenames {
+		if f != "-" {
+			files = append(files, f)
+			continue
+		}
+		if stdin != nil {
+			return nil, errors.New("-f - (stdin) can be given only once")
+		}
+		data, err := io.ReadAll(in.Stdin)
+		if err != nil {
+			return nil, fmt.Errorf("read the manifest on stdin: %w", err)
+		}
+		// Not nil even when empty: it says stdin was read.
+		stdin = make([]byte, 0, len(data))
+		stdin = append(stdin, data...)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil && !strings.Contains(f, "://") {
+			return nil, fmt.Errorf("-f %s: %w", f, err)
+		}
+	}
+	b := resource.NewLocalBuilder().Unstructured().Flatten()
+	if len(files) > 0 {
+		b = b.FilenameParam(false, &resource.FilenameOptions{Filenames: files, Recursive: in.Recursive})
+	}
+	if stdin != nil {
+		b = b.Stream(bytes.NewReader(stdin), "STDIN")
+	}
+	infos, err := b.Do().Infos()
+	if err != nil {
+		return nil, err
+	}
+	return infos, nil
+}
+
+// addObject adds one object of a manifest: a target, or a Skipped.
+func (p *Plan) addObject(info *resource.Info, in Input) error {
+	gvk := info.Object.GetObjectKind().GroupVersionKind()
+	kind, ok := kindOfGroupKind(gvk.GroupKind())
+	if !ok {
+		p.Skipped = append(p.Skipped, Skipped{Kind: gvk.Kind, Namespace: info.Namespace, Name: info.Name})
+		return nil
+	}
+	// An object without a namespace is placed by Resolve, in each
+	// context's own namespace.
+	ns := info.Namespace
+	if in.Explicit && ns != "" && ns != in.Namespace {
+		// kubectl get -f says the same.
+		return fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation", ns, in.Namespace, ns)
+	}
+	if info.Name == "" {
+		return fmt.Errorf("%s in %s has no name (generateName cannot be watched)", gvk.Kind, info.Source)
+	}
+	t := check.Target{Kind: kind, Namespace: ns, Name: info.Name}
+	if !slices.Contains(p.files, t) {
+		p.files = append(p.files, t)
+	}
+	return nil
+}
+
+// Resolve returns the targets: those of the manifests, and the TYPE/NAME
+// arguments mapped with the cluster's discovery by kubectl's builder
+// (getter is the command's ConfigFlags). Nothing is read but discovery: a
+// target that does not exist yet is waited for by the run.
+func Resolve(getter genericclioptions.RESTClientGetter, p *Plan) ([]check.Target, error) {
+	var out []check.Target
+	for _, t := range p.files {
+		if t = p.place(t); !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	if len(p.args) == 0 {
+		return out, nil
+	}
+	infos, err := resource.NewBuilder(getter).Unstructured().
+		NamespaceParam(p.namespace).DefaultNamespace().
+		ResourceTypeOrNameArgs(false, p.args...).
+		RequireObject(false).
+		Do().Infos()
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", strings.Join(p.args, " "), err)
+	}
+	for _, info := range infos {
+		kind, ok := kindOfGroupKind(info.Mapping.GroupVersionKind.GroupKind())
+		if !ok {
+			return nil, fmt.Errorf("%s/%s is a %s, which podsync does not watch (it watches the pods of %s)",
+				info.Mapping.Resource.Resource, info.Name, info.Mapping.GroupVersionKind.Kind, supported())
+		}
+		t := check.Target{Kind: kind, Namespace: info.Namespace, Name: info.Name}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}

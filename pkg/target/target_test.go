@@ -1,0 +1,189 @@
+package target
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+)
+
+func TestKindOf(t *testing.T) {
+	for typ, want := range map[string]string{
+		"deploy": "Deployment", "deployments": "Deployment", "Deployment": "Deployment",
+		"deployments.apps": "Deployment", "deployment.v1.apps": "Deployment",
+		"sts": "StatefulSet", "ds": "DaemonSet", "jobs.batch": "Job", "job": "Job",
+		"rs": "ReplicaSet", "po": "Pod", "pods": "Pod",
+		"svc": "", "cronjob": "", "deployments.batch": "", "jobs.apps": "",
+	} {
+		got, ok := KindOf(typ)
+		if got != want || ok != (want != "") {
+			t.Errorf("KindOf(%q) = %q, %v; want %q", typ, got, ok, want)
+		}
+	}
+}
+
+// Bad TYPE/NAME arguments are the user's error, found without a cluster.
+func TestParseArgs(t *testing.T) {
+	p, err := Parse(Input{Args: []string{"deploy/web", "db-0"}, Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p.args, []string{"deploy/web", "pod/db-0"}) || !reflect.DeepEqual(p.Namespaces(), []string{"shop"}) {
+		t.Errorf("plan = %+v", p)
+	}
+	if p, err := Parse(Input{Args: []string{"db-0", "db-1"}}); err != nil || !p.Empty() {
+		t.Errorf("plain pod names: %+v, %v; want an empty plan", p, err)
+	}
+	for arg, want := range map[string]string{
+		"svc/web":       `unsupported type "svc" in "svc/web": podsync watches the pods of deployment (deploy), statefulset (sts), daemonset (ds), job, replicaset (rs), pod (po)`,
+		"deploy/":       `invalid argument "deploy/": want POD_NAME or TYPE/NAME`,
+		"/web":          `invalid argument "/web": want POD_NAME or TYPE/NAME`,
+		"deploy/web/x":  `invalid argument "deploy/web/x": want POD_NAME or TYPE/NAME`,
+		"cronjob/night": `unsupported type "cronjob"`,
+	} {
+		_, err := Parse(Input{Args: []string{arg}, Namespace: "shop"})
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Parse(%q) error = %v, want %q", arg, err, want)
+		}
+	}
+}
+
+const manifest = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: web}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {ports: [{port: 80}]}
+---
+# an empty document
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate, namespace: db}
+spec:
+  template:
+    spec: {restartPolicy: Never, containers: [{name: app, image: migrate}]}
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: settings}
+- apiVersion: example.com/v1
+  kind: Widget
+  metadata: {name: gadget}
+`
+
+// A multi-document manifest on stdin: its pod-owning objects are targets
+// in their own namespace (or -n's), the others are named as skipped, and a
+// List is read item by item, as by kubectl get -f.
+func TestParseManifestOnStdin(t *testing.T) {
+	p, err := Parse(Input{Filenames: []string{"-"}, Stdin: strings.NewReader(manifest), Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []check.Target{{Kind: "Deployment", Namespace: "shop", Name: "web"}, {Kind: "Job", Namespace: "db", Name: "migrate"}}
+	if got, err := Resolve(nil, p); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("targets = %+v, %v; want %+v", got, err, want)
+	}
+	if !reflect.DeepEqual(p.Namespaces(), []string{"db", "shop"}) {
+		t.Errorf("namespaces = %q", p.Namespaces())
+	}
+	// Another context's namespace places the objects without one.
+	want[0].Namespace = "prod"
+	if got, err := Resolve(nil, p.In("prod")); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("targets in prod = %+v, %v; want %+v", got, err, want)
+	}
+	var skipped []string
+	for _, s := range p.Skipped {
+		skipped = append(skipped, s.String())
+	}
+	if want := []string{"service/web", "configmap/settings", "widget/gadget"}; !reflect.DeepEqual(skipped, want) {
+		t.Errorf("skipped = %q, want %q", skipped, want)
+	}
+	// With -n given, an object of another namespace is refused.
+	_, err = Parse(Input{Filenames: []string{"-"}, Stdin: strings.NewReader(manifest), Namespace: "shop", Explicit: true})
+	if err == nil || !strings.Contains(err.Error(), `the namespace from the provided object "db" does not match the namespace "shop"`) {
+		t.Errorf("explicit -n: error = %v", err)
+	}
+}
+
+// Folders are read as by kubectl: their .yaml, .yml and .json files, the
+// subfolders only with -R; a path that is not there, or a document that
+// does not decode, is the user's error.
+func TestParseFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.yaml", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\n")
+	write("notes.txt", "not a manifest")
+	write("sub/b.yml", "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\n")
+	for recursive, want := range map[bool]int{false: 1, true: 2} {
+		p, err := Parse(Input{Filenames: []string{dir}, Recursive: recursive, Namespace: "ns"})
+		if err != nil || len(p.files) != want {
+			t.Errorf("recursive %v: %+v, %v; want %d targets", recursive, p, err, want)
+		}
+	}
+	if _, err := Parse(Input{Filenames: []string{filepath.Join(dir, "nope.yaml")}}); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+	write("bad.yaml", "kind: [")
+	if _, err := Parse(Input{Filenames: []string{filepath.Join(dir, "bad.yaml")}}); err == nil {
+		t.Error("a manifest that does not decode is accepted")
+	}
+	write("noname.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata: {generateName: x-}\n")
+	if _, err := Parse(Input{Filenames: []string{filepath.Join(dir, "noname.yaml")}}); err == nil || !strings.Contains(err.Error(), "has no name") {
+		t.Errorf("generateName: %v", err)
+	}
+}
+
+// Resolve maps TYPE/NAME arguments with the cluster's REST mapping, in
+// the namespace given, without reading the objects.
+func TestResolve(t *testing.T) {
+	mapper := meta.NewDefaultRESTMapper(nil)
+	for _, gvk := range []schema.GroupVersionKind{
+		{Group: "apps", Version: "v1", Kind: "Deployment"}, {Version: "v1", Kind: "Pod"}, {Version: "v1", Kind: "Service"},
+	} {
+		mapper.Add(gvk, meta.RESTScopeNamespace)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+	cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c"}
+	cfg.CurrentContext = "c"
+	getter := genericclioptions.NewTestConfigFlags().WithRESTMapper(mapper).
+		WithClientConfig(clientcmd.NewDefaultClientConfig(*cfg, nil))
+
+	p, err := Parse(Input{Args: []string{"deployments/web", "db-0"}, Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Resolve(getter, p)
+	want := []check.Target{{Kind: "Deployment", Namespace: "shop", Name: "web"}, {Kind: "Pod", Namespace: "shop", Name: "db-0"}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Resolve() = %+v, %v; want %+v", got, err, want)
+	}
+}
