@@ -103,7 +103,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Verdict:  %s (exit %d) after %s\n", s.Verdict, s.ExitCode, RoundDuration(s.Duration))
 	if s.Reason != "" {
-		fmt.Fprintf(&b, "Reason:   %s\n", OneLine(s.Reason, maxTextLen))
+		fmt.Fprintf(&b, "Reason:   %s\n", SafeLine(s.Reason, maxTextLen))
 	}
 	fmt.Fprintf(&b, "Pods:     %d matched%s\n", s.Pods, statusList(s.Statuses))
 	fmt.Fprintf(&b, "Events:   %s\n", eventList(s.Events, s.EventKinds))
@@ -120,11 +120,7 @@ func (s Summary) WriteText(w io.Writer) error {
 }
 
 func writePod(b *strings.Builder, p *PodExplanation) {
-	name := p.Name
-	if p.Namespace != "" {
-		name = p.Namespace + "/" + p.Name
-	}
-	fmt.Fprintf(b, "Pod %s is not satisfied:\n", name)
+	fmt.Fprintf(b, "Pod %s is not satisfied:\n", podName(p))
 	phase := p.Phase
 	if p.Deleting {
 		phase += " (being deleted)"
@@ -135,18 +131,11 @@ func writePod(b *strings.Builder, p *PodExplanation) {
 	}
 	for i := range p.Containers {
 		writeContainer(b, &p.Containers[i])
+		writeLogTail(b, &p.Containers[i])
 	}
-	if len(p.Events) == 0 {
-		b.WriteString("  Events: none\n")
-		return
-	}
-	b.WriteString("  Events (newest first):\n")
-	for _, ev := range p.Events {
-		age := ev.Age
-		if age == "" {
-			age = "<unknown>"
-		}
-		fmt.Fprintf(b, "    %s ago  %s  %s  x%d  %s\n", age, ev.Type, ev.Reason, ev.Count, OneLine(ev.Message, maxTextLen))
+	writeEvents(b, p.Events)
+	for _, m := range p.Missing {
+		fmt.Fprintf(b, "  Missing: %s\n", SafeLine(m, maxTextLen))
 	}
 }
 
@@ -168,7 +157,7 @@ func writeContainer(b *strings.Builder, c *ContainerExplanation) {
 
 // reasonText renders " (Reason: message)" or nothing.
 func reasonText(reason, message string) string {
-	message = OneLine(message, maxTextLen)
+	reason, message = SafeLine(reason, maxTextLen), SafeLine(message, maxTextLen)
 	switch {
 	case reason != "" && message != "":
 		return " (" + reason + ": " + message + ")"

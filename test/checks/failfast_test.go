@@ -26,7 +26,7 @@ func TestCrashLoopFailsFast(t *testing.T) {
 		"Pods:     1 matched (CrashLoopBackOff 1)",
 		"Container app: waiting (CrashLoopBackOff: back-off 4s restarting failed container=app",
 		"last terminated (Error), exit code 1",
-		"Events (newest first):", "Normal  Scheduled  x1  Successfully assigned "+ns+"/crash-")
+		"Events (warnings first, newest first):", "Normal  Scheduled  x1  Successfully assigned "+ns+"/crash-")
 }
 
 // A container whose image cannot be pulled fails the check at once.
