@@ -2,6 +2,8 @@ package output
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 )
 
 // The tabwriter never re-pads a line it has written, so a cell wider than
@@ -34,6 +36,9 @@ func (w *Writer) seedWidths(cols []metav1.TableColumnDefinition) []int {
 	widths := make([]int, len(names))
 	for i, n := range names {
 		widths[i] = max(len(n), typicalWidths[n]) + cellPadding
+	}
+	if w.opts.Events {
+		widths[0] = max(widths[0], len(controller.Warning.String())+cellPadding)
 	}
 	return widths
 }

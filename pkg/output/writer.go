@@ -61,7 +61,14 @@ type Options struct {
 	AllNamespaces bool
 	WatchOnly     bool
 	Color         bool
-	Out           io.Writer
+	// Events: WARNING and NORMAL messages may come (--events), so the
+	// EVENT column starts wide enough for them.
+	Events bool
+	// StopCommands, under GitHub Actions, is the run's random token: text
+	// from the cluster is printed between ::stop-commands::TOKEN and
+	// ::TOKEN::, so it cannot run a workflow command.
+	StopCommands string
+	Out          io.Writer
 	// Now is the clock for the AGE column; tests fix it.
 	Now func() time.Time
 }
@@ -142,6 +149,9 @@ func (w *Writer) SetBuffered(b bool) { w.buffered = b }
 // for CHANGES but not printed; a GONE without a known last state has
 // nothing to print.
 func (w *Writer) Write(msg controller.Message) error {
+	if !msg.Kind.PodState() {
+		return w.writeNews(msg)
+	}
 	prev := w.last[msg.Key]
 	if msg.Kind == controller.Gone {
 		delete(w.last, msg.Key)
