@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,9 +45,10 @@ const example = `  # Watch the pods of the current namespace: SYNC for each exis
 // Bounds of the numeric flags: beyond them a value is a mistake, not a
 // choice (a thousand workers on one queue, a resync that spins).
 const (
-	maxWorkers = 64
-	maxRetries = 100
-	minResync  = time.Second
+	maxWorkers  = 64
+	maxRetries  = 100
+	minResync   = time.Second
+	maxLogLines = 1000
 )
 
 // Options holds every flag of the command and what Complete derives.
@@ -71,6 +73,12 @@ type Options struct {
 	minPods       optionalCount
 	maxRestarts   optionalCount
 	klogFlags     *flag.FlagSet
+	diagnose      bool
+	events        bool
+	logLines      int
+	progress      time.Duration
+	// getenv reads the environment (GitHub Actions); tests replace it.
+	getenv func(string) string
 
 	// Set by Complete and Validate.
 	untilSet, failOnSet bool
@@ -88,6 +96,9 @@ func NewOptions(streams genericiooptions.IOStreams) *Options {
 		workers:     1,
 		maxRetries:  5,
 		color:       "auto",
+		logLines:    10,
+		progress:    30 * time.Second,
+		getenv:      os.Getenv,
 	}
 }
 
@@ -141,6 +152,7 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.Var(&o.minPods, "min-pods", "With --until: how many pods must match; when not given, 1 (0 for gone).")
 	f.StringVar(&o.failOn, "fail-on", "", "Exit 4 at once when a matching pod shows one of these reasons (default with --until: "+check.FormatReasons(check.DefaultFailOn())+"; none turns it off).")
 	f.Var(&o.maxRestarts, "max-restarts", "With --until: exit 4 when a container restarts more than this many times while the check runs; when not given, restarts are not counted.")
+	o.addDiagnosisFlags(c)
 	o.klogFlags = flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(o.klogFlags)
 	f.AddGoFlag(o.klogFlags.Lookup("v"))
@@ -221,9 +233,13 @@ func (o *Options) Validate() error {
 		// The writer prints one row at a time: the run sorts the list.
 		*o.printFlags.HumanReadableFlags.SortBy = ""
 	}
+	gh, err := o.gitHubActions()
+	if err != nil {
+		return err
+	}
 	w, err := output.New(output.Options{
 		PrintFlags: o.printFlags, AllNamespaces: o.allNamespaces, WatchOnly: o.watchOnly,
-		Color: output.ColorWanted(o.color, o.Out), Out: o.Out,
+		Color: output.ColorWanted(o.color, o.Out), Out: o.Out, Events: o.events, StopCommands: stopToken(gh),
 	})
 	if err != nil {
 		return usageError("%s", oneLine(err))
@@ -238,6 +254,8 @@ func (o *Options) Validate() error {
 		WatchOnly: o.watchOnly, SortBy: sortBy,
 		KeepManagedFields: o.printFlags.JSONYamlPrintFlags.ShowManagedFields && w.Shape() != output.Table,
 		RequestTimeout:    o.restConfig.Timeout,
+		Diagnose:          o.diagnose, Events: o.events, LogLines: o.logLines,
+		ProgressInterval: o.progress, GitHub: gh,
 	}
 	return nil
 }
@@ -259,6 +277,10 @@ func (o *Options) validateNumbers() error {
 		return usageError("invalid --resync %s: must be 0 (none) or at least %s", o.resync, minResync)
 	case o.timeout < 0:
 		return usageError("invalid --timeout %s: must not be negative", o.timeout)
+	case o.logLines < 0 || o.logLines > maxLogLines:
+		return usageError("invalid --log-lines %d: must be from 0 (no logs) to %d", o.logLines, maxLogLines)
+	case o.progress < 0:
+		return usageError("invalid --progress-interval %s: must not be negative (0: never)", o.progress)
 	}
 	switch o.color {
 	case "auto", "always", "never":

@@ -28,9 +28,10 @@ type Failure struct {
 	// pod's phase Failed (or its own reason, such as Evicted).
 	Reason     string
 	Containers []FailedContainer
-	// Parts identify the failure: one per failed container instance, or
-	// the pod-level state when no container failed. A pod diagnosed for
-	// every part already needs no new diagnosis.
+	// Parts identify the failure: one per failed container (its name,
+	// restart count and reason), or the pod-level state when no container
+	// failed. A pod diagnosed for every part already needs no new
+	// diagnosis.
 	Parts []string
 }
 
@@ -80,39 +81,29 @@ func Of(pod *corev1.Pod) (Failure, bool) {
 	return f, true
 }
 
-// failedContainer tells whether the container is in a failure state and
-// names the instance whose log explains it: the instance that ended (its
-// container ID when the kubelet reports one, else name and restart
-// count). A container that crashed and now waits in CrashLoopBackOff
-// names the same instance as when it had just ended, so it is not
-// diagnosed twice for one crash.
+// failedContainer tells whether the container is in a failure state, and
+// names that failure: the container, its restart count and its reason.
+// A crash is thus diagnosed when the container has just ended (Error,
+// its current instance) and again in CrashLoopBackOff (its previous
+// instance, which is what `kubectl logs --previous` shows), then no more
+// until the next crash.
 func failedContainer(cs *corev1.ContainerStatus, init bool) (FailedContainer, string, bool) {
 	c := FailedContainer{Name: cs.Name, Init: init, RestartCount: cs.RestartCount}
 	switch s := cs.State; {
 	case s.Waiting != nil && waitingFailures[s.Waiting.Reason]:
 		c.Reason = s.Waiting.Reason
-		last := cs.LastTerminationState.Terminated
-		if cs.RestartCount == 0 || last == nil {
-			// It never ran: no log, only events.
-			return c, fmt.Sprintf("%s#%d:waiting", cs.Name, cs.RestartCount), true
-		}
-		c.HasLog, c.Previous = true, true
-		return c, instance(cs.Name, last.ContainerID, cs.RestartCount-1), true
+		// A container that never ran has no log, only events.
+		c.HasLog = cs.RestartCount > 0 && cs.LastTerminationState.Terminated != nil
+		c.Previous = c.HasLog
 	case s.Terminated != nil && (s.Terminated.ExitCode != 0 || s.Terminated.Reason == "OOMKilled"):
 		c.Reason, c.HasLog = s.Terminated.Reason, true
 		if c.Reason == "" {
 			c.Reason = fmt.Sprintf("ExitCode:%d", s.Terminated.ExitCode)
 		}
-		return c, instance(cs.Name, s.Terminated.ContainerID, cs.RestartCount), true
+	default:
+		return c, "", false
 	}
-	return c, "", false
-}
-
-func instance(name, containerID string, n int32) string {
-	if containerID != "" {
-		return name + "@" + containerID
-	}
-	return fmt.Sprintf("%s#%d", name, n)
+	return c, fmt.Sprintf("%s#%d:%s", cs.Name, cs.RestartCount, c.Reason), true
 }
 
 func unschedulable(pod *corev1.Pod) bool {

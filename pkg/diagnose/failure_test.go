@@ -40,7 +40,7 @@ func waitingFor(reason string) corev1.ContainerStatus {
 }
 
 func TestOf(t *testing.T) {
-	oom := corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", ContainerID: "containerd://abc"}}}
+	oom := corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}}
 	cases := []struct {
 		name string
 		pod  *corev1.Pod
@@ -51,13 +51,13 @@ func TestOf(t *testing.T) {
 		{"creating", testPod(status(waitingFor("ContainerCreating"))), Failure{}, false},
 		{"completed", testPod(status(corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}})), Failure{}, false},
 		{"error", testPod(status(crashed(0))), Failure{Reason: "Error",
-			Containers: []FailedContainer{{Name: "app", Reason: "Error", HasLog: true}}, Parts: []string{"app#0"}}, true},
+			Containers: []FailedContainer{{Name: "app", Reason: "Error", HasLog: true}}, Parts: []string{"app#0:Error"}}, true},
 		{"crash loop", testPod(status(backOff(3))), Failure{Reason: "CrashLoopBackOff",
-			Containers: []FailedContainer{{Name: "app", Reason: "CrashLoopBackOff", RestartCount: 3, HasLog: true, Previous: true}}, Parts: []string{"app#2"}}, true},
-		{"oom with id", testPod(status(oom)), Failure{Reason: "OOMKilled",
-			Containers: []FailedContainer{{Name: "app", Reason: "OOMKilled", HasLog: true}}, Parts: []string{"app@containerd://abc"}}, true},
+			Containers: []FailedContainer{{Name: "app", Reason: "CrashLoopBackOff", RestartCount: 3, HasLog: true, Previous: true}}, Parts: []string{"app#3:CrashLoopBackOff"}}, true},
+		{"oom", testPod(status(oom)), Failure{Reason: "OOMKilled",
+			Containers: []FailedContainer{{Name: "app", Reason: "OOMKilled", HasLog: true}}, Parts: []string{"app#0:OOMKilled"}}, true},
 		{"image pull", testPod(status(waitingFor("ImagePullBackOff"))), Failure{Reason: "ImagePullBackOff",
-			Containers: []FailedContainer{{Name: "app", Reason: "ImagePullBackOff"}}, Parts: []string{"app#0:waiting"}}, true},
+			Containers: []FailedContainer{{Name: "app", Reason: "ImagePullBackOff"}}, Parts: []string{"app#0:ImagePullBackOff"}}, true},
 		{"evicted", testPod(func(p *corev1.Pod) { p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted" }),
 			Failure{Reason: "Evicted", Parts: []string{"pod:Evicted"}}, true},
 		{"unschedulable", testPod(func(p *corev1.Pod) {
@@ -73,26 +73,33 @@ func TestOf(t *testing.T) {
 	}
 }
 
-// One crash is one failure: the instance that ended (Error) is the one
-// CrashLoopBackOff's --previous log shows, so it is diagnosed once; the
-// next crash is a new failure.
-func TestSeenOneCrashOnce(t *testing.T) {
+// A failure is a container's restart count and reason: a crash is
+// diagnosed when it ends (Error) and in CrashLoopBackOff, then not again
+// until the next crash; reasons that alternate (ErrImagePull and
+// ImagePullBackOff) are each diagnosed once.
+func TestSeen(t *testing.T) {
 	var s Seen
 	errored, _ := Of(testPod(status(crashed(0))))
 	backedOff, _ := Of(testPod(status(backOff(1))))
-	next, _ := Of(testPod(status(crashed(1))))
+	pull, _ := Of(testPod(status(waitingFor("ErrImagePull"))))
+	pullBackOff, _ := Of(testPod(status(waitingFor("ImagePullBackOff"))))
 	if s.Covers("shop/web-1", "uid-1", errored) {
 		t.Fatal("an empty Seen covers a failure")
 	}
 	s.Add("shop/web-1", "uid-1", errored)
-	if !s.Covers("shop/web-1", "uid-1", backedOff) {
-		t.Error("CrashLoopBackOff after the same crash is not covered")
+	if !s.Covers("shop/web-1", "uid-1", errored) {
+		t.Error("the same failure is not covered")
 	}
-	if s.Covers("shop/web-1", "uid-1", next) {
-		t.Error("the next crash is covered")
+	if s.Covers("shop/web-1", "uid-1", backedOff) {
+		t.Error("CrashLoopBackOff after the crash is covered")
 	}
-	if s.Covers("shop/web-1", "uid-2", backedOff) {
+	if s.Covers("shop/web-1", "uid-2", errored) {
 		t.Error("a new pod under the same name is covered")
+	}
+	s.Add("shop/web-1", "uid-1", pull)
+	s.Add("shop/web-1", "uid-1", pullBackOff)
+	if !s.Covers("shop/web-1", "uid-1", pull) || !s.Covers("shop/web-1", "uid-1", pullBackOff) {
+		t.Error("alternating image pull reasons are not covered")
 	}
 	s.Forget("shop/web-1")
 	if s.Covers("shop/web-1", "uid-1", errored) {

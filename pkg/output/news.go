@@ -147,7 +147,25 @@ func (w *Writer) newsLines(msg controller.Message) string {
 	if msg.Kind != controller.Diagnosis {
 		return w.eventLine(msg.Kind, msg.Event)
 	}
-	return w.diagnosisLines(msg.Diagnosis)
+	if w.told == nil {
+		w.told = map[string]*told{}
+	}
+	t := w.told[msg.Key.String()]
+	if t == nil {
+		t = &told{logs: map[string]string{}, warnings: map[string]int32{}}
+		w.told[msg.Key.String()] = t
+	}
+	return w.diagnosisLines(msg.Diagnosis, t)
+}
+
+// told is what the table has shown of one pod's diagnoses: a pod is
+// diagnosed when a container crashes and again in CrashLoopBackOff, often
+// with the same log, so a table shows only what is new.
+type told struct {
+	// logs holds the last log tail shown per container; warnings the
+	// count shown per Warning (reason and message).
+	logs     map[string]string
+	warnings map[string]int32
 }
 
 // eventLine is KIND, [NAMESPACE], NAME as table cells (aligned with the
@@ -171,8 +189,9 @@ func (w *Writer) eventLine(kind controller.Kind, ev *corev1.Event) string {
 const maxLineLen = 300
 
 // diagnosisLines lists each failed container's log tail (or why there is
-// none), the pod's Warning events and what is missing.
-func (w *Writer) diagnosisLines(d *diagnose.Diagnosis) string {
+// none), the pod's Warning events (unless --events shows them) and what
+// is missing, leaving out what t says was shown already.
+func (w *Writer) diagnosisLines(d *diagnose.Diagnosis, t *told) string {
 	name := d.Metadata.Name
 	if w.opts.AllNamespaces {
 		name = d.Key()
@@ -180,12 +199,22 @@ func (w *Writer) diagnosisLines(d *diagnose.Diagnosis) string {
 	name = cellText(name)
 	var b strings.Builder
 	for _, c := range d.Containers {
+		if c.Logs != nil {
+			tail := fmt.Sprint(c.Logs.Error, c.Logs.Lines)
+			if t.logs[c.Name] == tail {
+				continue
+			}
+			t.logs[c.Name] = tail
+		}
 		writeContainerLog(&b, name, c)
 	}
 	for _, ev := range d.Events {
-		if ev.Type != corev1.EventTypeWarning {
+		said := ev.Reason + "\x00" + ev.Message
+		// With --events the Warnings have rows of their own.
+		if w.opts.Events || ev.Type != corev1.EventTypeWarning || t.warnings[said] >= ev.Count {
 			continue
 		}
+		t.warnings[said] = ev.Count
 		fmt.Fprintf(&b, "%s%s: Warning %s", diagnosisIndent, name, cellText(ev.Reason))
 		if ev.Count > 1 {
 			fmt.Fprintf(&b, " (x%d)", ev.Count)
@@ -211,7 +240,11 @@ func writeContainerLog(b *strings.Builder, pod string, c diagnose.Container) {
 	if l.Previous {
 		instance = "previous instance"
 	}
-	fmt.Fprintf(b, "%s%s: container %s (%s), last %d log lines:\n", diagnosisIndent, pod, cellText(c.Name), instance, len(l.Lines))
+	lines := "lines"
+	if len(l.Lines) == 1 {
+		lines = "line"
+	}
+	fmt.Fprintf(b, "%s%s: container %s (%s), last %d log %s:\n", diagnosisIndent, pod, cellText(c.Name), instance, len(l.Lines), lines)
 	for _, line := range l.Lines {
 		b.WriteString(diagnosisIndent + "  " + cellText(check.LogLine(line)) + "\n")
 	}

@@ -146,3 +146,38 @@ func TestNewsJSONExact(t *testing.T) {
 		t.Errorf("kinds %s", got)
 	}
 }
+
+// A crash is diagnosed twice (ended, then in CrashLoopBackOff), usually
+// with the same log: the table shows the log once, then only what is new.
+func TestDiagnosisTableShowsWhatIsNew(t *testing.T) {
+	pf := get.NewGetPrintFlags()
+	var out bytes.Buffer
+	w, err := New(Options{PrintFlags: pf, Out: &out, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := crashDiagnosis()
+	first.Events, first.Missing = nil, nil
+	second := crashDiagnosis()
+	second.Missing = nil
+	third := crashDiagnosis()
+	third.Missing = nil
+	third.Containers[0].Logs = &check.LogTail{Previous: true, Lines: []string{"a new crash"}}
+	for _, d := range []*diagnose.Diagnosis{first, second, third} {
+		if err := w.Write(controller.Message{Kind: controller.Diagnosis, Key: shopKey("web-1"), Diagnosis: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `    web-1: container app (previous instance), last 4 log lines:
+      starting    with a tab
+      ^[]0;owned^G^[[2J
+      ::error::spoofed
+      Error: config missing
+    web-1: Warning BackOff (x2): Back-off restarting failed container
+    web-1: container app (previous instance), last 1 log line:
+      a new crash
+`
+	if got := out.String(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -96,6 +96,8 @@ type Writer struct {
 	// column definitions, built from the first row.
 	labels labelColumns
 	cols   []metav1.TableColumnDefinition
+	// told is what a table has shown of each pod's diagnoses.
+	told map[string]*told
 }
 
 // New builds the printer; an error here is a usage error (bad -o value or
@@ -155,6 +157,7 @@ func (w *Writer) Write(msg controller.Message) error {
 	prev := w.last[msg.Key]
 	if msg.Kind == controller.Gone {
 		delete(w.last, msg.Key)
+		delete(w.told, msg.Key.String())
 	} else if w.shape == Table {
 		w.last[msg.Key] = msg.Row
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
@@ -28,6 +29,7 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 		defer stop()
 	}
 	s := newStream(ctx, cfg)
+	s.multi = len(clusters) > 1
 	for i, c := range clusters {
 		w, err := newClusterRun(ctx, cancel, cfg, i, c, s)
 		if err != nil {
@@ -49,8 +51,12 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 			case <-ctx.Done(): // the loop has ended already
 			}
 		})
+		if cfg.Events && w.clients != nil {
+			wg.Go(func() { s.watchEvents(ctx, w, start) })
+		}
 	}
 	end := s.loop(ctx)
+	s.awaitDiagnoses(ctx, end)
 	cancel(end.cause)
 	wg.Wait()
 	return s.finish(ctx, end, time.Since(start))
@@ -71,12 +77,21 @@ type clusterRun struct {
 	// initial: the whole initial list has been delivered.
 	initial bool
 	// synced holds the SYNC messages until the initial list is complete,
-	// when --sort-by orders them.
-	synced []controller.Message
+	// when --sort-by orders them; later, the news that came meanwhile.
+	synced, later []controller.Message
+	// diagnoser diagnoses pods in a failure state (nil: the run does not);
+	// diag holds the diagnoses delivered.
+	diagnoser *diagnose.Diagnoser
+	diag      *diagnoses
+	// join joins Events to the pods shown (--events).
+	join *eventJoin
+	// changed holds when each pod last changed, for the progress line.
+	changed map[string]time.Time
 }
 
 func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*clusterRun, error) {
-	w := &clusterRun{index: i, name: c.Name, clients: c.Clients, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check)}
+	w := &clusterRun{index: i, name: c.Name, clients: c.Clients, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check),
+		join: newEventJoin(), changed: map[string]time.Time{}}
 	src := c.Source
 	if src == nil {
 		conn := &connection{ctx: ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once}
@@ -89,7 +104,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		w.rollouts = newRollouts(c.Clients.Kube.AppsV1(), cfg.MaxRetries, s.stderr, i, s.lookups)
 		w.eval.ConfirmRollouts()
 	}
-	ctrl, err := controller.New(controller.Options{
+	opts := controller.Options{
 		ListerWatcher: src.ListerWatcher(),
 		Deliver: func(ctx context.Context, msgs []controller.Message) error {
 			select {
@@ -107,7 +122,9 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		OnDrop: func(key cache.ObjectName, err error) {
 			fmt.Fprintf(s.stderr, "error: pod %s: %s\n", key, check.OneLine(err.Error(), 0))
 		},
-	})
+	}
+	w.setUpDiagnosis(ctx, cfg, c, s, &opts)
+	ctrl, err := controller.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("pod controller: %w", err)
 	}

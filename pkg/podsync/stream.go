@@ -30,6 +30,11 @@ type stream struct {
 	// says it has, so a check judges on without printing.
 	stdoutGone <-chan struct{}
 	outClosed  bool
+	// multi: the run watches more than one cluster.
+	multi bool
+	// graceOver: a failed check stopped waiting for diagnoses.
+	graceOver bool
+	progress  *progress
 }
 
 // delivery is one key's messages from a worker of clusters[cluster].
@@ -57,6 +62,7 @@ func newStream(ctx context.Context, cfg Config) *stream {
 		initialDone: make(chan int),
 		lookups:     make(chan rolloutResult),
 		stdoutGone:  output.WatchClosed(ctx, cfg.Stdout),
+		progress:    newProgress(cfg),
 	}
 }
 
@@ -81,6 +87,8 @@ func (s *stream) loop(ctx context.Context) ending {
 			if end, over := s.handle(s.clusters[d.cluster], d.msgs); over {
 				return end
 			}
+		case <-s.progress.due():
+			s.sayProgress()
 		}
 		if end, over := s.judge(ctx); over {
 			return end
@@ -102,6 +110,9 @@ func (s *stream) initialListDone(w *clusterRun) (ending, bool) {
 			}
 		}
 		w.synced = nil
+		if end, over := s.printLater(w); over {
+			return end, true
+		}
 	}
 	if !s.allInitial() {
 		return ending{}, false
@@ -113,6 +124,9 @@ func (s *stream) initialListDone(w *clusterRun) (ending, bool) {
 // handle judges each message of one key, then prints it: the verdict never
 // waits on, nor depends on, printing.
 func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool) {
+	if len(msgs) == 1 && !msgs[0].Kind.PodState() {
+		return s.news(w, msgs[0])
+	}
 	if s.cfg.Once && w.initial {
 		return ending{}, false // --once judges the initial list only
 	}
@@ -120,9 +134,10 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 		s.observe(w, m)
 		if m.Kind == controller.Sync && s.cfg.SortBy != "" && !s.cfg.WatchOnly {
 			w.synced = append(w.synced, m)
-			continue
+		} else if end, over := s.print(m); over {
+			return end, true
 		}
-		if end, over := s.print(m); over {
+		if end, over := s.podNews(w, m); over {
 			return end, true
 		}
 	}
@@ -155,6 +170,7 @@ func (s *stream) print(m controller.Message) (ending, bool) {
 	var we *output.WriteError
 	switch {
 	case err == nil:
+		s.progress.printed()
 		return ending{}, false
 	case errors.As(err, &we):
 		return s.writeFailed(we)
