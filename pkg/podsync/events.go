@@ -44,7 +44,7 @@ type heldEvent struct {
 // foldKey is what makes two Events the same news, as kubectl events
 // folds them: the pod, the type, the reason and the message.
 type foldKey struct {
-	uid                   types.UID
+	uid                  types.UID
 	typ, reason, message string
 }
 
