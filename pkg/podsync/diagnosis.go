@@ -3,6 +3,7 @@ package podsync
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -105,9 +106,13 @@ func (s *stream) awaitDiagnoses(ctx context.Context, end ending) {
 	if !end.summary || end.verdict != Failed && end.verdict != NotMet || ctx.Err() != nil {
 		return
 	}
+	awaited := map[*clusterRun][]string{}
+	for _, w := range s.clusters {
+		awaited[w] = explained(w)
+	}
 	timer := time.NewTimer(diagnosisGrace)
 	defer timer.Stop()
-	for s.anyAwaited() {
+	for anyAwaited(awaited) {
 		select {
 		case <-ctx.Done():
 			return
@@ -120,15 +125,16 @@ func (s *stream) awaitDiagnoses(ctx context.Context, end ending) {
 	}
 }
 
-func (s *stream) anyAwaited() bool {
-	for _, w := range s.clusters {
-		for _, k := range explained(w) {
-			if w.awaits(k) {
-				return true
-			}
-		}
+// anyAwaited reports whether one of the pods still awaits its diagnosis,
+// dropping from awaited those that do not.
+func anyAwaited(awaited map[*clusterRun][]string) bool {
+	found := false
+	for w, keys := range awaited {
+		keys = slices.DeleteFunc(keys, func(k string) bool { return !w.awaits(k) })
+		awaited[w] = keys
+		found = found || len(keys) > 0
 	}
-	return false
+	return found
 }
 
 // late takes the diagnoses among messages that came after the verdict.

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/duration"
-
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
@@ -82,7 +80,16 @@ func (s *stream) sayProgress() {
 		parts = append(parts, text)
 		parts = append(parts, s.blockers(w)...)
 	}
-	fmt.Fprintf(s.stderr, "podsync: waiting %s: %s\n", waited.Truncate(time.Second), check.SafeLine(strings.Join(parts, "; "), 0))
+	fmt.Fprintf(s.stderr, "podsync: waiting %s: %s\n", waitedText(waited), check.SafeLine(strings.Join(parts, "; "), 0))
+}
+
+// waitedText is a wait in whole seconds ("1m30s"), below a second in
+// milliseconds.
+func waitedText(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Truncate(time.Second).String()
 }
 
 // blockers names the first unsatisfied pods with their STATUS and how
@@ -108,7 +115,7 @@ func (s *stream) blockers(w *clusterRun) []string {
 		}
 		text := name + " " + status
 		if at, ok := w.changed[k]; ok {
-			text += " (unchanged for " + duration.HumanDuration(s.progress.now().Sub(at)) + ")"
+			text += " (unchanged for " + waitedText(s.progress.now().Sub(at)) + ")"
 		}
 		out = append(out, text)
 	}

@@ -56,10 +56,11 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 		}
 	}
 	end := s.loop(ctx)
+	took := time.Since(start)
 	s.awaitDiagnoses(ctx, end)
 	cancel(end.cause)
 	wg.Wait()
-	return s.finish(ctx, end, time.Since(start))
+	return s.finish(ctx, end, took)
 }
 
 // clusterRun is one cluster's part of a run: its controller (informer, queue,
