@@ -240,7 +240,10 @@ func (d *Diagnoser) readEvents(ctx context.Context, pod *corev1.Pod) ([]corev1.E
 func (d *Diagnoser) knownRefusal(namespace, resource string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.forbidden[resource][namespace]
+	if err := d.forbidden[resource][namespace]; err != nil {
+		return fmt.Errorf("not asked: %s was refused in namespace %s: %w", resource, namespace, err)
+	}
+	return nil
 }
 
 // refused remembers a 403 and says it once per resource: RBAC will not
