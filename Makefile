@@ -40,7 +40,8 @@ test: vet fuzz ## Every test: unit and end-to-end against a local control plane,
 unit: ## Unit tests only (no control plane)
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /test/ -e /internal/localcluster)
 
-fuzz: ## Fuzz the --until, --fail-on and duration parsers for FUZZTIME each (default 10s)
+fuzz: ## Fuzz the model of a run and the --until, --fail-on and duration parsers for FUZZTIME each (default 10s)
+	$(GO) test -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $(FUZZTIME) ./pkg/podsync
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConditions$$' -fuzztime $(FUZZTIME) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzParseReasons$$' -fuzztime $(FUZZTIME) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzDurationFlags$$' -fuzztime $(FUZZTIME) ./pkg/cmd

@@ -98,7 +98,7 @@ func (e *Evaluator) unconfirmedGap(w *workload, r *revision) (UnmetCondition, bo
 	if !ok {
 		return UnmetCondition{}, false
 	}
-	_, name, _ := strings.Cut(w.key, "/")
+	name := nameOf(w.key)
 	u := UnmetCondition{Condition: "rollout"}
 	if c.Waiting != "" {
 		u.Want = "pods of the current ReplicaSet of Deployment " + name

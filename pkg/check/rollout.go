@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // A Deployment rolls out by running pods of two ReplicaSets side by side:
@@ -17,10 +19,6 @@ import (
 // its pods carry the label pod-template-hash=HASH. While pods of more than
 // one ReplicaSet of one Deployment match (pods being deleted aside), the
 // rollout is not over and --until is not met, whatever the conditions say.
-
-// podTemplateHashLabel is the label the Deployment controller puts on the
-// pods of each ReplicaSet it creates.
-const podTemplateHashLabel = "pod-template-hash"
 
 // workload is one Deployment, as seen through the pods that match.
 type workload struct {
@@ -46,7 +44,7 @@ type revision struct {
 // ReplicaSet controls pod, that ReplicaSet's name and the pod's template
 // hash; ok is false for a pod that no Deployment manages.
 func deploymentOf(pod *corev1.Pod) (deployment, rs, hash string, ok bool) {
-	hash = pod.Labels[podTemplateHashLabel]
+	hash = pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
 	if hash == "" {
 		return "", "", "", false
 	}
@@ -144,7 +142,7 @@ func (e *Evaluator) RolloutGap(key string) (UnmetCondition, bool) {
 	if latest == st.rev {
 		return UnmetCondition{}, false
 	}
-	_, deployment, _ := strings.Cut(st.rev.w.key, "/")
+	deployment := nameOf(st.rev.w.key)
 	return UnmetCondition{
 		Condition: "rollout",
 		Want:      fmt.Sprintf("only pods of ReplicaSet %s, the newest of Deployment %s", latest.rs, deployment),
@@ -170,6 +168,15 @@ func (e *Evaluator) Rollouts() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// nameOf is the name part of a namespace/name key.
+func nameOf(key string) string {
+	_, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return key
+	}
+	return name
 }
 
 func plural(n int, one, many string) string {

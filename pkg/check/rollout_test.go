@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,7 +19,7 @@ var t0 = time.Date(2025, 1, 2, 3, 0, 0, 0, time.UTC)
 func ofReplicaSet(deploy, hash string, created time.Duration) podOpt {
 	return func(p *corev1.Pod) {
 		yes := true
-		p.Labels = map[string]string{"app": deploy, podTemplateHashLabel: hash}
+		p.Labels = map[string]string{"app": deploy, appsv1.DefaultDeploymentUniqueLabelKey: hash}
 		p.OwnerReferences = []metav1.OwnerReference{{
 			APIVersion: "apps/v1", Kind: "ReplicaSet", Name: deploy + "-" + hash, UID: types.UID("rs-" + hash), Controller: &yes,
 		}}
@@ -38,7 +39,7 @@ func TestDeploymentOf(t *testing.T) {
 		{"deployment pod", newPod("web-5d8f-x", ofReplicaSet("web", "5d8f", 0)), "default/web", "web-5d8f", true},
 		{"dashes in the name", newPod("my-web-app-5d8f-x", ofReplicaSet("my-web-app", "5d8f", 0)), "default/my-web-app", "my-web-app-5d8f", true},
 		{"bare pod", newPod("p"), "", "", false},
-		{"hash label without owner", newPod("p", func(p *corev1.Pod) { p.Labels = map[string]string{podTemplateHashLabel: "x"} }), "", "", false},
+		{"hash label without owner", newPod("p", func(p *corev1.Pod) { p.Labels = map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: "x"} }), "", "", false},
 		{"replicaset not named after the hash", newPod("p", ofReplicaSet("web", "5d8f", 0), func(p *corev1.Pod) {
 			p.OwnerReferences[0].Name = "hand-made"
 		}), "", "", false},
@@ -46,7 +47,7 @@ func TestDeploymentOf(t *testing.T) {
 			p.OwnerReferences[0].Controller = nil
 		}), "", "", false},
 		{"statefulset pod", newPod("db-0", func(p *corev1.Pod) {
-			p.Labels = map[string]string{podTemplateHashLabel: "abc"}
+			p.Labels = map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: "abc"}
 			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db-abc", Controller: &yes}}
 		}), "", "", false},
 	}

@@ -122,6 +122,7 @@ func (o *Options) completeNamespaces(_ *cobra.Command, _ []string, toComplete st
 }
 
 // kubeconfigNames completes names of one kind of kubeconfig entry.
+// (kubectl's completion helpers would need its package-global factory.)
 func (o *Options) kubeconfigNames(pick func(contexts, clusters, users []string) []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	raw, err := o.configFlags.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {

@@ -153,6 +153,9 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.StringVar(&o.failOn, "fail-on", "", "Exit 4 at once when a matching pod shows one of these reasons (default with --until: "+check.FormatReasons(check.DefaultFailOn())+"; none turns it off).")
 	f.Var(&o.maxRestarts, "max-restarts", "With --until: exit 4 when a container restarts more than this many times while the check runs; when not given, restarts are not counted.")
 	o.addDiagnosisFlags(c)
+	// kubectl's words for these speak of lists; podsync streams.
+	f.Lookup("sort-by").Usage = "Order the initial list (the SYNC block) by this JSONPath field, as kubectl get --sort-by orders its list (e.g. '{.metadata.creationTimestamp}'); later changes print as they come."
+	f.Lookup("show-managed-fields").Usage = "Keep managedFields in JSON, YAML and template output (they are never printed otherwise)."
 	o.klogFlags = flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(o.klogFlags)
 	f.AddGoFlag(o.klogFlags.Lookup("v"))

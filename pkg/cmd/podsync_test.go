@@ -68,6 +68,10 @@ func TestBadInputIsUsageErrorBeforeAnyRequest(t *testing.T) {
 		"negative resync":         {"--resync", "-5s"},
 		"zero workers":            {"--workers", "0"},
 		"zero max retries":        {"--max-retries", "0"},
+		"too many workers":        {"--workers", "1000"},
+		"too many retries":        {"--max-retries", "1000"},
+		"a resync that spins":     {"--resync", "1ns"},
+		"bad sort-by":             {"--sort-by", "{.metadata.name"},
 		"not a number":            {"--workers", "many"},
 		"bad condition":           {"--until", "redy"},
 		"bad condition status":    {"--until", "condition=Ready=Maybe"},
@@ -112,6 +116,18 @@ func TestVersionAndHelp(t *testing.T) {
 	code, stdout, _ = run(t, kubeconfig, "-h")
 	if code != 0 || !strings.Contains(stdout, "kubectl podsync [POD_NAME ...] [flags]") {
 		t.Errorf("-h: code %d, usage does not name kubectl podsync:\n%s", code, stdout)
+	}
+	// No made-up defaults (issue 12 row 10): flags that may be left out
+	// show none, and no sentinel reaches the help text.
+	for _, bad := range []string{"(default -1)", "(default 1, 0 for gone). (default"} {
+		if strings.Contains(stdout, bad) {
+			t.Errorf("-h shows %q:\n%s", bad, stdout)
+		}
+	}
+	for _, flag := range []string{"--sort-by", "--show-managed-fields", "--show-kind", "--min-pods", "--max-restarts"} {
+		if !strings.Contains(stdout, flag) {
+			t.Errorf("-h does not list %s", flag)
+		}
 	}
 	if n := requests.Load(); n != 0 {
 		t.Errorf("--version/-h made %d requests", n)

@@ -28,7 +28,9 @@ func listReported(ctx context.Context, opts metav1.ListOptions, page pager, r Re
 // listPages answers the reflector's list. A list of the newest state, or
 // of any state ("0"), is read page by page from one consistent snapshot
 // and returned whole; a list at a given resourceVersion, or a page the
-// caller asked for, is passed through as asked.
+// caller asked for, is passed through as asked. (client-go's ListPager
+// would hand back untyped items to be sorted into rows again; the pages
+// here are rows already.)
 func listPages(ctx context.Context, opts metav1.ListOptions, page pager) (*PodRowList, error) {
 	if opts.Continue != "" || (opts.ResourceVersion != "" && opts.ResourceVersion != "0") {
 		return page(ctx, opts)

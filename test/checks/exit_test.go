@@ -86,7 +86,7 @@ func TestUsageErrors(t *testing.T) {
 		"negative timeout":         {[]string{"--until", "ready", "--timeout", "-1s"}, "invalid --timeout -1s: must not be negative"},
 		"min-pods without until":   {[]string{"--min-pods", "2"}, "--min-pods needs --until"},
 		"max-restarts w/o until":   {[]string{"--max-restarts", "1"}, "--max-restarts needs --until"},
-		"negative min-pods":        {[]string{"--until", "ready", "--min-pods", "-3"}, "invalid --min-pods -3: must be 0 or more"},
+		"negative min-pods":        {[]string{"--until", "ready", "--min-pods", "-3"}, `invalid argument "-3" for "--min-pods" flag: "-3" is not a count: must be 0 or more`},
 		"min-pods with gone":       {[]string{"--until", "gone", "--min-pods", "1"}, "cannot be used with --until gone"},
 		"max-restarts not numeric": {[]string{"--until", "ready", "--max-restarts", "many"}, `invalid argument "many" for "--max-restarts" flag`},
 	}

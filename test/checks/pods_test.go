@@ -129,8 +129,11 @@ func TestOnce(t *testing.T) {
 		t.Errorf("the satisfied pod is explained too\n%s", r)
 	}
 
-	// Without --until, --once prints the state and exits 0.
+	// Without --until, --once prints the state and exits 0, with no
+	// summary, as kubectl get does (issue 12 row 10).
 	r = check(t, "-n", ns, "--once")
-	wantVerdict(t, r, 0, "done")
+	if r.Code != 0 || r.Stderr != "" {
+		t.Errorf("--once without --until: want exit 0 and nothing on stderr\n%s", r)
+	}
 	wantLines(t, r.Stdout, `^SYNC\s+(fine|stuck)\s`, 2)
 }

@@ -7,6 +7,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -201,6 +202,43 @@ func TestTableFlags(t *testing.T) {
 		if !same || strings.HasPrefix(got[i], "EVENT") {
 			t.Errorf("--no-headers line %q, kubectl get prints %q", got[i], want[i])
 		}
+	}
+}
+
+// Every print flag in -h does what it says (issue 12 row 10): --sort-by
+// orders the initial block as kubectl get --sort-by orders its list,
+// --show-managed-fields prints managedFields, --show-kind names the kind;
+// --once without --until prints the list and no summary.
+func TestPrintFlagsDoWhatTheySay(t *testing.T) {
+	ns := env.Namespace(t)
+	for i, name := range []string{"b-pod", "c-pod", "a-pod"} {
+		env.Apply(t, ns, podYAML(name, map[string]string{"rank": fmt.Sprint(3 - i)}, ""))
+	}
+	for _, name := range []string{"a-pod", "b-pod", "c-pod"} {
+		waitStatus(t, ns, name, "1/1", "Running")
+	}
+	for _, field := range []string{"{.metadata.labels.rank}", ".metadata.creationTimestamp", "{.metadata.name}"} {
+		want := names(t, table(t, env.KubectlOut(t, "get", "pods", "-n", ns, "--sort-by", field)))
+		r := once(t, "-n", ns, "--sort-by", field)
+		if got := names(t, table(t, r.Stdout)); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("--sort-by %s: %v, kubectl get orders %v", field, got, want)
+		}
+		if r.Stderr != "" {
+			t.Errorf("--once without --until wrote %q to stderr, want nothing", r.Stderr)
+		}
+	}
+	if r := env.Podsync(t, runLimit, "-n", ns, "--once", "--sort-by", "{.metadata.labels}"); r.Code != 2 || !oneErrorLine(r.Stderr, "--sort-by") {
+		t.Errorf("--sort-by a map: want exit 2 and one error line\n%s", r)
+	}
+
+	with := once(t, "-n", ns, "a-pod", "-o", "json", "--show-managed-fields")
+	without := once(t, "-n", ns, "a-pod", "-o", "json")
+	if !strings.Contains(with.Stdout, `"managedFields":[`) || strings.Contains(without.Stdout, "managedFields") {
+		t.Errorf("--show-managed-fields: with %.200s, without %.200s", with.Stdout, without.Stdout)
+	}
+	kind := once(t, "-n", ns, "a-pod", "--show-kind")
+	if !regexp.MustCompile(`(?m)^SYNC\s+pod/a-pod\s`).MatchString(kind.Stdout) {
+		t.Errorf("--show-kind: %q, want NAME pod/a-pod as kubectl get --show-kind prints it", kind.Stdout)
 	}
 }
 

@@ -21,16 +21,23 @@ import (
 // The API server runs without a watch cache for pods, so the resumed
 // watch is refused as expired and podsync must relist; the relist must
 // still report every change made during the cut, the deletion included
-// (GONE with the last state podsync knew).
+// (GONE with the last state podsync knew). A pod deleted and created again
+// under the same name during the cut (as a StatefulSet's web-0 is) is a
+// new pod: GONE for the old one, then ADD for the new one, never one
+// UPDATE (issue 12 row 1: the relist hands both over as one update).
 func TestConnectionCutPastCompaction(t *testing.T) {
 	tc := newCluster(t, "--etcd-compaction-interval=10s", "--watch-cache-sizes=pods#0")
 	ns := tc.Namespace(t)
 	proxy := newCutProxy(t, strings.TrimPrefix(tc.Cluster.Server, "https://"))
 	admin, ca := tc.adminAuth(t)
 	kubeconfig := writeKubeconfig(t, proxy.URL(), ca, admin, ns)
+	createPod(t, tc.cs, ns, newPod("phoenix", false, map[string]string{"app": "phoenix"}))
+	waitRunning(t, tc.cs, ns, "phoenix")
 	// -v=6 logs each request, so the relist can be counted.
 	p := startWithTwoPods(t, tc, ns, []string{"KUBECONFIG=" + kubeconfig}, "-v=6")
 	s := p.table
+	s.WaitLine(`^SYNC\s+phoenix\s`, time.Minute)
+	p.names.WaitLine(`^pod/phoenix synced$`, time.Minute)
 	listsBefore := listRequests(s.Stderr(), ns)
 
 	cut := time.Now()
@@ -42,6 +49,8 @@ func TestConnectionCutPastCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	changeThreePods(t, tc.cs, ns)
+	deleteNow(t, tc.cs, ns, "phoenix")
+	createPod(t, tc.cs, ns, newPod("phoenix", false, map[string]string{"app": "phoenix", "generation": "2"}))
 	waitCompacted(t, tc.cs, ns, list.ResourceVersion)
 	p.alive(t)
 	t.Logf("etcd compacted past the cut's resourceVersion %s after %s", list.ResourceVersion, time.Since(cut).Round(time.Second))
@@ -51,6 +60,7 @@ func TestConnectionCutPastCompaction(t *testing.T) {
 	t.Logf("all changes reported %s after the network came back (cut for %s)",
 		time.Since(restored).Round(time.Millisecond), restored.Sub(cut).Round(time.Second))
 	s.WaitStderr(`(?m)^podsync: reconnected to the API server after .*; changes made meanwhile follow$`, time.Minute)
+	expectRecreated(t, p)
 	if lists := listRequests(s.Stderr(), ns); lists <= listsBefore {
 		t.Errorf("podsync made %d successful list requests before the cut and %d in all: it did not relist\n%s", listsBefore, lists, s.Dump())
 	}
@@ -63,6 +73,28 @@ func TestConnectionCutPastCompaction(t *testing.T) {
 		t.Errorf("stderr says %d times that the connection was lost and %d times that it is back, want once each\n%s", lost, back, rs[0].Stderr)
 	}
 	expectOneOutage(t, rs[1], 1)
+}
+
+// expectRecreated: phoenix, deleted and created again during the cut, is
+// GONE then ADD in both streams, once each, and never an UPDATE.
+func expectRecreated(t *testing.T, p pair) {
+	t.Helper()
+	p.table.WaitLine(`^ADD\s+phoenix\s`, 3*time.Minute)
+	p.names.WaitLine(`^pod/phoenix added$`, 3*time.Minute)
+	var table, names []string
+	for _, l := range p.table.Lines() {
+		if f := strings.Fields(l); len(f) > 1 && f[1] == "phoenix" {
+			table = append(table, f[0])
+		}
+	}
+	for _, l := range p.names.Lines() {
+		if strings.HasPrefix(l, "pod/phoenix ") {
+			names = append(names, strings.TrimPrefix(l, "pod/phoenix "))
+		}
+	}
+	if strings.Join(table, " ") != "SYNC GONE ADD" || strings.Join(names, " ") != "synced gone added" {
+		t.Errorf("phoenix, recreated during the cut: table %v, names %v; want SYNC GONE ADD in both", table, names)
+	}
 }
 
 // listRequests counts the successful pod list requests (not watches) in

@@ -41,72 +41,87 @@ func TestSignalsEndWithSummary(t *testing.T) {
 	}
 }
 
-// The reader of stdout goes away (`kubectl podsync | head -n 1`): podsync
-// ends at its next write, quietly (no error text, no stack trace). A plain
-// stream exits 0, since the reader asked for no more; a check without a
-// verdict exits 141, as a command killed by SIGPIPE would.
+// The reader of stdout goes away (`kubectl podsync | head -n 1`) while no
+// pod changes. A plain stream notices without writing, as `tail -f | head`
+// does, and ends within a second of head, quietly, with 0 (issue 12 row
+// 8: it used to wait for the next change, maybe for ever). A check keeps
+// judging without its stdout and ends with its verdict: 0 when met, 3 at
+// its timeout (row 7: it used to exit 141 at its next write).
 func TestStdoutClosedEarly(t *testing.T) {
 	tc := sharedCluster(t)
 	ns := tc.Namespace(t)
-	createPod(t, tc.cs, ns, newPod("web", true, nil))
+	createPod(t, tc.cs, ns, newPod("held", true, nil))
+	createPod(t, tc.cs, ns, newPod("web", false, map[string]string{"app": "web"}))
+	waitRunning(t, tc.cs, ns, "web")
 	cases := []struct {
 		name string
 		args []string
 		code int
 	}{
 		{"stream", []string{"-n", ns}, 0},
-		{"check", []string{"-n", ns, "--until", "ready"}, 141},
+		{"check met", []string{"-n", ns, "-l", "app=web", "--until", "ready"}, 0},
+		{"check not met", []string{"-n", ns, "--until", "ready", "--timeout", "4s"}, 3},
 	}
-	for i, c := range cases {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, stdout, stderr := pipeToHead(t, tc, ns, fmt.Sprintf("pipe%d", i), c.args)
-			if code != c.code {
-				t.Errorf("exit code %d, want %d (stderr %q)", code, c.code, stderr)
+			p := pipeToHead(t, tc, c.args)
+			if p.code != c.code {
+				t.Errorf("exit code %d, want %d (stderr %q)", p.code, c.code, p.stderr)
 			}
-			if stderr != "" {
-				t.Errorf("stderr %q, want nothing", stderr)
+			if !strings.HasPrefix(p.stdout, "EVENT ") || strings.Count(p.stdout, "\n") != 1 {
+				t.Errorf("head printed %q, want the header line", p.stdout)
 			}
-			if !strings.HasPrefix(stdout, "EVENT ") || strings.Count(stdout, "\n") != 1 {
-				t.Errorf("head printed %q, want the header line", stdout)
+			if c.code == 3 {
+				if !strings.HasPrefix(p.stderr, "Verdict:  not met (exit 3)") {
+					t.Errorf("stderr %q, want the summary of the check", p.stderr)
+				}
+				return
+			}
+			if c.code == 0 && c.name == "stream" {
+				if p.stderr != "" {
+					t.Errorf("stderr %q, want nothing", p.stderr)
+				}
+				t.Logf("podsync ended %s after head", p.after.Round(time.Millisecond))
+				if p.after > time.Second {
+					t.Errorf("podsync ended %s after head, want within a second", p.after)
+				}
 			}
 		})
 	}
 }
 
-// pipeToHead runs `kubectl podsync ARGS | head -n 1` in bash and creates
-// pods until podsync has written again and ended; it returns podsync's exit
-// code (from PIPESTATUS), what head printed and podsync's stderr.
-func pipeToHead(t *testing.T, tc *testCluster, ns, prefix string, args []string) (int, string, string) {
+// piped is one run of `kubectl podsync ARGS | head -n 1`.
+type piped struct {
+	code           int
+	stdout, stderr string
+	// after is how long podsync ran on once head had exited.
+	after time.Duration
+}
+
+// pipeToHead runs `kubectl podsync ARGS | head -n 1` in bash; no pod
+// changes meanwhile. It returns podsync's exit code, what head printed,
+// podsync's stderr, and how long podsync outlived head (both record the
+// time they end, in nanoseconds).
+func pipeToHead(t *testing.T, tc *testCluster, args []string) piped {
 	t.Helper()
 	dir := t.TempDir()
-	errFile, codeFile := filepath.Join(dir, "stderr"), filepath.Join(dir, "code")
-	script := `"$1" podsync "${@:2}" 2>"` + errFile + `" | head -n 1; echo "${PIPESTATUS[0]}" >"` + codeFile + `"`
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	file := func(name string) string { return filepath.Join(dir, name) }
+	script := `{ "$1" podsync "${@:2}" 2>"` + file("stderr") + `"; echo "$?" >"` + file("code") + `"; date +%s%N >"` + file("podsync-end") + `"; } ` +
+		`| { head -n 1; date +%s%N >"` + file("head-end") + `"; }`
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{"-c", script, "bash", tc.KubectlBin}, args...)...)
-	cmd.Env = tc.Command(ctx, nil).Env
+	// The race detector's runtime sleeps a second before a process exits,
+	// to let late reports out; that second is not podsync's.
+	cmd.Env = append(tc.Command(ctx, nil).Env, "GORACE=atexit_sleep_ms=0")
 	var out bytes.Buffer
 	cmd.Stdout = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("bash: %v (podsync still running after two minutes?)", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for i := 0; ; i++ {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("bash: %v", err)
-			}
-			return readCode(t, codeFile), out.String(), readFile(t, errFile)
-		case <-time.After(2 * time.Second):
-		}
-		if i > 60 {
-			t.Fatalf("kubectl podsync | head -n 1 still runs after %d new pods", i)
-		}
-		// Each new pod is an ADD message: a write to the closed pipe.
-		createPod(t, tc.cs, ns, newPod(fmt.Sprintf("%s-%d", prefix, i), true, nil))
-	}
+	end, headEnd := readNumber(t, file("podsync-end")), readNumber(t, file("head-end"))
+	return piped{code: readNumber(t, file("code")), stdout: out.String(), stderr: readFile(t, file("stderr")),
+		after: time.Duration(end - headEnd)}
 }
 
 func readFile(t *testing.T, path string) string {
@@ -118,11 +133,11 @@ func readFile(t *testing.T, path string) string {
 	return string(data)
 }
 
-func readCode(t *testing.T, path string) int {
+func readNumber(t *testing.T, path string) int {
 	t.Helper()
-	var code int
-	if _, err := fmt.Sscan(readFile(t, path), &code); err != nil {
-		t.Fatalf("exit code file: %v", err)
+	var n int
+	if _, err := fmt.Sscan(readFile(t, path), &n); err != nil {
+		t.Fatalf("%s: %v", filepath.Base(path), err)
 	}
-	return code
+	return n
 }
