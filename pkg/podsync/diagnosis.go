@@ -39,10 +39,10 @@ type diagnoses struct {
 // the server sends one), and after --max-retries attempts the diagnosis
 // is delivered with what it has and one line on stderr.
 func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, s *stream, opts *controller.Options) {
-	w.diag = &diagnoses{byKey: map[string]*diagnose.Diagnosis{}}
 	if !diagnosing(cfg) || c.Clients == nil {
 		return
 	}
+	w.diag = &diagnoses{byKey: map[string]*diagnose.Diagnosis{}}
 	name := ""
 	if s.multi {
 		name = c.Name
@@ -72,14 +72,21 @@ func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, 
 	}
 }
 
-// keep records a delivered diagnosis for the explanation.
+// keep records a delivered diagnosis for the explanation; a run that
+// diagnoses nothing has no diagnoses (nil).
 func (d *diagnoses) keep(m controller.Message) {
+	if d == nil {
+		return
+	}
 	d.byKey[m.Key.String()] = m.Diagnosis
 	d.seen.Add(m.Key.String(), m.Diagnosis.Metadata.UID, m.Diagnosis.Failure)
 }
 
 // forget drops what is known of a pod that is gone.
 func (d *diagnoses) forget(key string) {
+	if d == nil {
+		return
+	}
 	delete(d.byKey, key)
 	d.seen.Forget(key)
 }
