@@ -43,12 +43,18 @@ func TestWriteTextLogsEscaped(t *testing.T) {
 		"  Missing: events: ^[[2J forbidden\n",
 		"Reason:   pod default/web-1: ^[[2J\n",
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("text lacks %q\n%s", want, out)
-		}
+		wantSafe(t, "text", out, want)
+	}
+}
+
+// wantSafe requires out to hold want and no raw escape or bell.
+func wantSafe(t *testing.T, what, out, want string) {
+	t.Helper()
+	if !strings.Contains(out, want) {
+		t.Errorf("%s lacks %q\n%s", what, want, out)
 	}
 	if strings.ContainsAny(out, "\x1b\x07") {
-		t.Errorf("text holds raw control characters:\n%q", out)
+		t.Errorf("%s holds raw control characters:\n%q", what, out)
 	}
 }
 
@@ -143,12 +149,7 @@ func TestWriteMarkdown(t *testing.T) {
 		"<details><summary>default/web-1, container app: last 5 log lines (previous instance)</summary>\n\n````text\nstarting\n^[[31mred^[[0m and a bell^G\n::error::spoofed\n",
 		"| a | table | <b>html</b> [link](http://x) ```\n````\n\n</details>\n",
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("Markdown lacks %q\n%s", want, out)
-		}
-	}
-	if strings.ContainsAny(out, "\x1b\x07") {
-		t.Errorf("Markdown holds raw control characters")
+		wantSafe(t, "Markdown", out, want)
 	}
 }
 

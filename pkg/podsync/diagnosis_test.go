@@ -71,25 +71,35 @@ func checkCrash(t *testing.T, api *logAPI, maxRetries int) (podsync.Outcome, str
 	}
 	s := newSim(false)
 	s.put(crashPod())
+	cfg, _, stderr := runConfig(t, "ready", "name")
+	cfg.MaxRetries, cfg.LogLines, cfg.Timeout = maxRetries, 10, time.Minute
+	start := time.Now()
+	out := podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: &podsync.Clients{Kube: cs}, Source: s.source()})
+	return out, stderr.String(), time.Since(start)
+}
+
+// runConfig is the Config of a run in namespace a: a check of until (""
+// for a plain stream), printed in format (-o), to fresh buffers.
+func runConfig(t *testing.T, until, format string) (podsync.Config, *lockedBuffer, *lockedBuffer) {
+	t.Helper()
 	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
 	pf := get.NewGetPrintFlags()
 	pf.AddFlags(&cobra.Command{})
-	*pf.OutputFormat = "name"
+	*pf.OutputFormat = format
 	w, err := output.New(output.Options{PrintFlags: pf, Out: stdout})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := check.Flags{Until: "ready", UntilSet: true, MinPods: check.Unset, MaxRestarts: check.Unset}.Spec()
+	flags := check.Flags{MinPods: check.Unset, MaxRestarts: check.Unset}
+	if until != "" {
+		flags.Until, flags.UntilSet = until, true
+	}
+	spec, err := flags.Spec()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := podsync.Config{
-		Scope: podsync.Scope{Namespace: "a"}, Output: w, Stdout: stdout, ErrOut: stderr, Check: spec,
-		Workers: 1, MaxRetries: maxRetries, LogLines: 10, Timeout: time.Minute,
-	}
-	start := time.Now()
-	out := podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: &podsync.Clients{Kube: cs}, Source: s.source()})
-	return out, stderr.String(), time.Since(start)
+	return podsync.Config{Scope: podsync.Scope{Namespace: "a"}, Output: w, Stdout: stdout, ErrOut: stderr, Check: spec,
+		Workers: 1, MaxRetries: 5}, stdout, stderr
 }
 
 func TestCheckExplainsWithPreviousLog(t *testing.T) {

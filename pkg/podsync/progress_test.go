@@ -7,13 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 )
 
@@ -28,23 +24,8 @@ func TestProgressLine(t *testing.T) {
 				Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
 			}}},
 		})
-		stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
-		pf := get.NewGetPrintFlags()
-		pf.AddFlags(&cobra.Command{})
-		w, err := output.New(output.Options{PrintFlags: pf, Out: stdout})
-		if err != nil {
-			t.Fatal(err)
-		}
-		flags := check.Flags{MinPods: check.Unset, MaxRestarts: check.Unset}
-		if until != "" {
-			flags.Until, flags.UntilSet = until, true
-		}
-		spec, err := flags.Spec()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := podsync.Config{Scope: podsync.Scope{Namespace: "a"}, Output: w, Stdout: stdout, ErrOut: stderr, Check: spec,
-			Workers: 1, MaxRetries: 5, Timeout: 1100 * time.Millisecond, ProgressInterval: 300 * time.Millisecond}
+		cfg, _, stderr := runConfig(t, until, "")
+		cfg.Timeout, cfg.ProgressInterval = 1100*time.Millisecond, 300*time.Millisecond
 		podsync.Run(context.Background(), cfg, podsync.Cluster{Source: s.source()})
 		lines := regexp.MustCompile(`(?m)^podsync: waiting .*$`).FindAllString(stderr.String(), -1)
 		if until == "" {

@@ -3,8 +3,6 @@ package faults
 import (
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -43,21 +41,9 @@ type logFaultProxy struct {
 
 func newLogFaultProxy(t testing.TB, admin *rest.Config, fault logFault) *logFaultProxy {
 	t.Helper()
-	upstream, err := url.Parse(admin.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	transport, err := rest.TransportFor(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := &logFaultProxy{fault: fault}
-	rp := &httputil.ReverseProxy{
-		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(upstream) },
-		Transport:     transport,
-		FlushInterval: -1,
-	}
-	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rp := adminProxy(t, admin, nil)
+	p.srv = startTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/log") {
 			rp.ServeHTTP(w, r)
 			return
@@ -72,9 +58,6 @@ func newLogFaultProxy(t testing.TB, admin *rest.Config, fault logFault) *logFaul
 		}
 		http.Error(w, "injected by the test proxy", status)
 	}))
-	p.srv.EnableHTTP2 = true
-	p.srv.StartTLS()
-	t.Cleanup(p.srv.Close)
 	return p
 }
 
