@@ -58,16 +58,19 @@ type summaryJSON struct {
 //	 "unsatisfied":[{"namespace":"default","name":"web-1","phase":"Running",
 //	   "unmetConditions":[{"condition":"ready","want":"Ready=True","got":"Ready=False","reason":"...","message":"..."}],
 //	   "containers":[{"name":"app","state":"waiting","ready":false,"reason":"CrashLoopBackOff",
-//	     "message":"...","restartCount":4,"lastTermination":{"reason":"Error","exitCode":1}}],
+//	     "message":"...","restartCount":4,"lastTermination":{"reason":"Error","exitCode":1},
+//	     "logs":{"previous":true,"lines":["...","..."]}}],
 //	   "events":[{"type":"Warning","reason":"BackOff","message":"...","count":12,
-//	     "lastSeen":"2025-01-02T03:04:05Z","age":"30s"}]}],
+//	     "lastSeen":"2025-01-02T03:04:05Z","age":"30s"}],
+//	   "missing":["..."]}],
 //	 "omitted":0}
 //
 // verdict is one of met, not met, failed, done, interrupted;
 // durationSeconds has millisecond precision; statuses and events are
-// always objects (events always holds the four kinds), unsatisfied is
-// always an array; reason, omitted and empty optional fields of the
-// explanations are left out.
+// always objects (events always holds EventKinds: the four pod kinds, and
+// those a flag turned on), unsatisfied is always an array; reason,
+// omitted and empty optional fields of the explanations are left out.
+// Log lines and messages are exactly as the cluster gave them.
 func (s Summary) WriteJSON(w io.Writer) error {
 	out := summaryJSON{
 		Verdict:         s.Verdict,
