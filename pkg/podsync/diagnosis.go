@@ -107,15 +107,22 @@ func (w *clusterRun) awaits(key string) bool {
 }
 
 // awaitDiagnoses lets a failed check wait, at most diagnosisGrace, for
-// the diagnoses of the pods its summary explains; other messages that
-// arrive meanwhile are after the verdict and are not judged.
+// the diagnoses of the pods its summary explains, and --once --diagnose
+// for those of every pod it printed; other messages that arrive meanwhile
+// are after the end and are not judged.
 func (s *stream) awaitDiagnoses(ctx context.Context, end ending) {
-	if !end.summary || end.verdict != Failed && end.verdict != NotMet || ctx.Err() != nil {
+	failed := end.summary && (end.verdict == Failed || end.verdict == NotMet)
+	snapshot := s.cfg.Once && s.cfg.Diagnose && end.verdict == Done
+	if !failed && !snapshot || ctx.Err() != nil {
 		return
 	}
 	awaited := map[*clusterRun][]string{}
 	for _, w := range s.clusters {
-		awaited[w] = explained(w)
+		if failed {
+			awaited[w] = explained(w)
+		} else {
+			awaited[w] = w.ctrl.Indexer().ListKeys()
+		}
 	}
 	timer := time.NewTimer(diagnosisGrace)
 	defer timer.Stop()

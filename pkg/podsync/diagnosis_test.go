@@ -63,6 +63,16 @@ func crashPod() *corev1.Pod {
 // logs of api, and returns the outcome, stderr and how long it took.
 func checkCrash(t *testing.T, api *logAPI, maxRetries int) (podsync.Outcome, string, time.Duration) {
 	t.Helper()
+	cfg, _, stderr := runConfig(t, "ready", "name")
+	cfg.MaxRetries, cfg.LogLines, cfg.Timeout = maxRetries, 10, time.Minute
+	start := time.Now()
+	out := runCrash(t, api, cfg)
+	return out, stderr.String(), time.Since(start)
+}
+
+// runCrash runs cfg on the crash-looping pod, with the logs of api.
+func runCrash(t *testing.T, api *logAPI, cfg podsync.Config) podsync.Outcome {
+	t.Helper()
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
@@ -71,11 +81,19 @@ func checkCrash(t *testing.T, api *logAPI, maxRetries int) (podsync.Outcome, str
 	}
 	s := newSim(false)
 	s.put(crashPod())
-	cfg, _, stderr := runConfig(t, "ready", "name")
-	cfg.MaxRetries, cfg.LogLines, cfg.Timeout = maxRetries, 10, time.Minute
-	start := time.Now()
-	out := podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: &podsync.Clients{Kube: cs}, Source: s.source()})
-	return out, stderr.String(), time.Since(start)
+	return podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: &podsync.Clients{Kube: cs}, Source: s.source()})
+}
+
+// --once --diagnose prints the diagnoses of the pods it lists before it
+// ends (waiting for them at most 2s).
+func TestOnceWaitsForDiagnoses(t *testing.T) {
+	api := &logAPI{logReply: func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("crashed\n")) }}
+	cfg, stdout, _ := runConfig(t, "", "name")
+	cfg.Once, cfg.Diagnose, cfg.LogLines = true, true, 10
+	out := runCrash(t, api, cfg)
+	if out.ExitCode() != podsync.ExitOK || stdout.String() != "pod/crash synced\npod/crash diagnosed\n" {
+		t.Errorf("exit %d, stdout %q", out.ExitCode(), stdout.String())
+	}
 }
 
 // runConfig is the Config of a run in namespace a: a check of until (""
