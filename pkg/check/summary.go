@@ -184,7 +184,7 @@ func statusList(counts map[string]int) string {
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
+		parts[i] = fmt.Sprintf("%s %d", Escape(k), counts[k])
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
 }
