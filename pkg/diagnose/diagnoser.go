@@ -254,6 +254,9 @@ func (d *Diagnoser) refused(namespace, resource string, err error) {
 	if d.forbidden[resource] == nil {
 		d.forbidden[resource] = map[string]error{}
 	}
+	if d.forbidden[resource][namespace] != nil {
+		return // known already: err is the note knownRefusal made of it
+	}
 	d.forbidden[resource][namespace] = err
 	if d.warned[resource] {
 		return

@@ -320,6 +320,10 @@ func TestEventsForbiddenSaidOnce(t *testing.T) {
 	if _, e := api.counts(); e != 1 {
 		t.Errorf("%d events requests, want 1", e)
 	}
+	again, _ := d.Diagnose(context.Background(), "shop/web-1", testPod(status(backOff(1))))
+	if again == nil || strings.Count(again.Missing[0], "not asked") != 1 {
+		t.Errorf("a later diagnosis notes the refusal as %q, want one 'not asked'", again.Missing)
+	}
 	if strings.Count(warn.String(), "\n") != 1 {
 		t.Errorf("warnings = %q", warn.String())
 	}

@@ -152,7 +152,7 @@ func (w *Writer) newsLines(msg controller.Message) string {
 	}
 	t := w.told[msg.Key.String()]
 	if t == nil {
-		t = &told{logs: map[string]string{}, warnings: map[string]int32{}}
+		t = &told{logs: map[string]string{}, warnings: map[string]int32{}, missing: map[string]bool{}}
 		w.told[msg.Key.String()] = t
 	}
 	return w.diagnosisLines(msg.Diagnosis, t)
@@ -163,9 +163,11 @@ func (w *Writer) newsLines(msg controller.Message) string {
 // with the same log, so a table shows only what is new.
 type told struct {
 	// logs holds the last log tail shown per container; warnings the
-	// count shown per Warning (reason and message).
+	// count shown per Warning (reason and message); missing the notes
+	// shown.
 	logs     map[string]string
 	warnings map[string]int32
+	missing  map[string]bool
 }
 
 // eventLine is KIND, [NAMESPACE], NAME as table cells (aligned with the
@@ -222,6 +224,10 @@ func (w *Writer) diagnosisLines(d *diagnose.Diagnosis, t *told) string {
 		fmt.Fprintf(&b, ": %s\n", cellText(check.OneLine(ev.Message, maxLineLen)))
 	}
 	for _, m := range d.Missing {
+		if t.missing[m] {
+			continue
+		}
+		t.missing[m] = true
 		fmt.Fprintf(&b, "%s%s: missing %s\n", diagnosisIndent, name, cellText(check.OneLine(m, maxLineLen)))
 	}
 	return b.String()

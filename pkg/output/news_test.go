@@ -148,7 +148,8 @@ func TestNewsJSONExact(t *testing.T) {
 }
 
 // A crash is diagnosed twice (ended, then in CrashLoopBackOff), usually
-// with the same log: the table shows the log once, then only what is new.
+// with the same log: the table shows the log once, then only what is new
+// (a new log, a Warning's higher count, a note not shown yet).
 func TestDiagnosisTableShowsWhatIsNew(t *testing.T) {
 	pf := get.NewGetPrintFlags()
 	var out bytes.Buffer
@@ -159,9 +160,7 @@ func TestDiagnosisTableShowsWhatIsNew(t *testing.T) {
 	first := crashDiagnosis()
 	first.Events, first.Missing = nil, nil
 	second := crashDiagnosis()
-	second.Missing = nil
 	third := crashDiagnosis()
-	third.Missing = nil
 	third.Containers[0].Logs = &check.LogTail{Previous: true, Lines: []string{"a new crash"}}
 	for _, d := range []*diagnose.Diagnosis{first, second, third} {
 		if err := w.Write(controller.Message{Kind: controller.Diagnosis, Key: shopKey("web-1"), Diagnosis: d}); err != nil {
@@ -174,6 +173,7 @@ func TestDiagnosisTableShowsWhatIsNew(t *testing.T) {
       ::error::spoofed
       Error: config missing
     web-1: Warning BackOff (x2): Back-off restarting failed container
+    web-1: missing events of the init container: gave up
     web-1: container app (previous instance), last 1 log line:
       a new crash
 `
