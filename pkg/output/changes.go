@@ -24,6 +24,9 @@ func Changes(prev, cur *source.PodRow, wide bool, labelColumns []string) string 
 	if len(cells) > 0 {
 		return strings.Join(cells, " ")
 	}
+	if prev.Parts != nil && cur.Parts != nil {
+		return strings.Join(changedLeanParts(prev, cur), ",")
+	}
 	return strings.Join(changedParts(prev.Pod, cur.Pod), ",")
 }
 
@@ -85,13 +88,19 @@ func changedParts(prev, cur *corev1.Pod) []string {
 }
 
 func changedMeta(prev, cur *metav1.ObjectMeta) []string {
+	return changedMetaWith(prev, cur, prev.Annotations, cur.Annotations, prev.Finalizers, cur.Finalizers)
+}
+
+// changedMetaWith compares the metadata fields CHANGES names; annotations
+// and finalizers are given apart, as lean rows hold only their hashes.
+func changedMetaWith(prev, cur *metav1.ObjectMeta, annotationsA, annotationsB, finalizersA, finalizersB interface{}) []string {
 	fields := []struct {
 		name string
 		a, b interface{}
 	}{
 		{"labels", prev.Labels, cur.Labels},
-		{"annotations", prev.Annotations, cur.Annotations},
-		{"finalizers", prev.Finalizers, cur.Finalizers},
+		{"annotations", annotationsA, annotationsB},
+		{"finalizers", finalizersA, finalizersB},
 		{"ownerReferences", prev.OwnerReferences, cur.OwnerReferences},
 		{"deletionTimestamp", prev.DeletionTimestamp, cur.DeletionTimestamp},
 		{"deletionGracePeriodSeconds", prev.DeletionGracePeriodSeconds, cur.DeletionGracePeriodSeconds},
@@ -110,14 +119,46 @@ func changedFields(prefix string, a, b reflect.Value) []string {
 	var out []string
 	t := a.Type()
 	for i := range t.NumField() {
-		if equality.Semantic.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
-			continue
+		if !equality.Semantic.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
+			out = append(out, prefix+"."+jsonName(t.Field(i)))
 		}
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name == "" {
-			name = t.Field(i).Name
+	}
+	return out
+}
+
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" {
+		return f.Name
+	}
+	return name
+}
+
+// changedLeanParts is changedParts for lean rows, from the hashes of the
+// parts they left out: the same names in the same order.
+func changedLeanParts(prev, cur *source.PodRow) []string {
+	a, b := prev.Parts, cur.Parts
+	out := changedMetaWith(&prev.Pod.ObjectMeta, &cur.Pod.ObjectMeta, a.Annotations, b.Annotations, a.Finalizers, b.Finalizers)
+	out = append(out, changedHashes("spec", reflect.TypeFor[corev1.PodSpec](), a.Spec, b.Spec)...)
+	return append(out, changedHashes("status", reflect.TypeFor[corev1.PodStatus](), a.Status, b.Status)...)
+}
+
+// changedHashes names the fields of t whose hashes differ; both lists are
+// sorted by field index.
+func changedHashes(prefix string, t reflect.Type, a, b []source.PartHash) []string {
+	var out []string
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0].Field < b[0].Field:
+			out, a = append(out, prefix+"."+jsonName(t.Field(int(a[0].Field)))), a[1:]
+		case len(a) == 0 || b[0].Field < a[0].Field:
+			out, b = append(out, prefix+"."+jsonName(t.Field(int(b[0].Field)))), b[1:]
+		default:
+			if a[0].Hash != b[0].Hash {
+				out = append(out, prefix+"."+jsonName(t.Field(int(a[0].Field))))
+			}
+			a, b = a[1:], b[1:]
 		}
-		out = append(out, prefix+"."+name)
 	}
 	return out
 }

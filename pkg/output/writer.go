@@ -206,10 +206,12 @@ func (e *WriteError) Error() string { return "write output: " + e.Err.Error() }
 func (e *WriteError) Unwrap() error { return e.Err }
 
 func (w *Writer) print(msg controller.Message, prev *source.PodRow) error {
+	if w.shape == Table {
+		// The table printer reads only the row's metadata: no typed copy.
+		return w.printRow(msg, prev, msg.Row.Pod)
+	}
 	pod := typedPod(msg.Row.Pod)
 	switch w.shape {
-	case Table:
-		return w.printRow(msg, prev, pod)
 	case Event:
 		if *w.opts.PrintFlags.OutputFormat == "json" {
 			return w.printEventJSON(msg.Kind, pod)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +56,10 @@ type history struct {
 	format     string
 	check      bool
 	resync     bool
+	// pageSize: the sim hands the initial list in pages of this size (0:
+	// at once); failFirstList: its first list fails after one page.
+	pageSize      int
+	failFirstList bool
 }
 
 // formats are the outputs a history may print in; each shows, per
@@ -91,7 +96,9 @@ func generateFrom(r *rand.Rand, seed uint64) *history {
 		check:     r.IntN(2) == 0,
 		resync:    r.IntN(10) == 0,
 		initial:   map[int]podState{},
+		pageSize:  r.IntN(4),
 	}
+	h.failFirstList = h.pageSize > 0 && r.IntN(5) == 0
 	h.namespaces = []string{"a"}
 	if h.format != "name" && r.IntN(3) == 0 {
 		h.namespaces = []string{"a", "b"}
@@ -150,8 +157,8 @@ func randomOps(r *rand.Rand, h *history) []op {
 
 func (h *history) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: -o %s, %d workers, watch-only %v, check %v, resync %v, namespaces %v\n",
-		h.seed, h.format, h.workers, h.watchOnly, h.check, h.resync, h.namespaces)
+	fmt.Fprintf(&b, "seed %d: -o %s, %d workers, watch-only %v, check %v, resync %v, namespaces %v, pages of %d, first list fails %v\n",
+		h.seed, h.format, h.workers, h.watchOnly, h.check, h.resync, h.namespaces, h.pageSize, h.failFirstList)
 	for k := range h.keys() {
 		if st, ok := h.initial[k]; ok {
 			fmt.Fprintf(&b, "  before: %s %s\n", h.key(k), st)
@@ -238,6 +245,7 @@ type result struct {
 // play runs the history through a podsync run.
 func play(h *history) (*result, error) {
 	sim := newSim(h.format == "table" || h.format == "wide")
+	sim.pageSize, sim.failFirstList = h.pageSize, h.failFirstList
 	tr := newTruth()
 	for k := range h.keys() {
 		if st, ok := h.initial[k]; ok {
@@ -263,7 +271,6 @@ func play(h *history) (*result, error) {
 	case <-time.After(time.Minute):
 		return nil, fmt.Errorf("no list within a minute")
 	}
-	tr.markInitial(sim)
 	ended := h.apply(sim, tr, done)
 	if ended == nil {
 		res.settled, ended = waitSettled(res, sim, stdout, done)
@@ -275,6 +282,7 @@ func play(h *history) (*result, error) {
 		res.outcome = finish(res, sim, tr, stdout, done, cancel)
 	}
 	res.stdout, res.stderr = stdout.String(), stderr.String()
+	tr.markInitial(sim)
 	return res, nil
 }
 
@@ -342,9 +350,14 @@ func waitSettled(res *result, sim *sim, stdout *lockedBuffer, done chan podsync.
 			continue
 		}
 		obs, err := parse(res.h, text)
+		res.truth.markInitial(sim)
 		if err == nil && time.Since(quietSince) > 150*time.Millisecond && len(finalGaps(res.h, res.truth, obs, false)) == 0 {
 			return true, nil
 		}
+	}
+	if os.Getenv("PODSYNC_MODEL_DEBUG") != "" {
+		obs, err := parse(res.h, stdout.String())
+		fmt.Fprintf(os.Stderr, "not settled: caught up %v, parse %v, gaps %v\n", sim.caughtUp(), err, finalGaps(res.h, res.truth, obs, false))
 	}
 	return false, nil
 }

@@ -25,8 +25,8 @@ type podRecord struct {
 	inc     int
 	states  []stateRecord
 	deleted bool
-	// initial: this incarnation was in the run's initial list, in the
-	// state initialRV.
+	// initial: this incarnation was in the run's initial list; initialRV
+	// is its state in the first list that succeeded, if it was there.
 	initial   bool
 	initialRV string
 }
@@ -65,14 +65,19 @@ func (t *truth) remove(s *sim, key string) {
 	recs[len(recs)-1].deleted = true
 }
 
-// markInitial notes the incarnations of the run's initial list: the sim
-// has listed, and no step has been played yet.
-func (t *truth) markInitial(*sim) {
+// markInitial notes the incarnations that a run may print as SYNC: those
+// the sim's lists showed, up to the first list that succeeded.
+func (t *truth) markInitial(s *sim) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, recs := range t.keys {
-		if r := recs[len(recs)-1]; !r.deleted {
-			r.initial, r.initialRV = true, r.states[len(r.states)-1].rv
+	for key, recs := range t.keys {
+		for _, r := range recs {
+			var listed string
+			r.initial, listed = s.maySync(key, r.inc)
+			r.initialRV = ""
+			if inc, rv, _ := strings.Cut(listed, "/"); inc == strconv.Itoa(r.inc) {
+				r.initialRV = rv
+			}
 		}
 	}
 }
@@ -302,16 +307,20 @@ func finalGaps(h *history, t *truth, all []obs, sentinelGone bool) []string {
 }
 
 func finalGap(h *history, last *podRecord, msgs []obs) string {
+	final := last.states[len(last.states)-1].rv
+	// With --watch-only a pod unchanged since the list may print nothing.
+	hidden := h.watchOnly && !last.deleted && final == last.initialRV
 	if len(msgs) == 0 {
-		unchanged := last.initial && len(last.states) == 1
 		unprintable := h.format == "strict-template" && !printable(last.states[len(last.states)-1].state)
-		if last.deleted || h.watchOnly && unchanged || unprintable {
+		if last.deleted || hidden || unprintable {
 			return ""
 		}
 		return "never printed"
 	}
 	m := msgs[len(msgs)-1]
-	final := last.states[len(last.states)-1].rv
+	if hidden {
+		return ""
+	}
 	if h.format == "strict-template" && !last.deleted && !printable(last.states[len(last.states)-1].state) {
 		return "" // its final state cannot be printed; it is judged all the same
 	}
@@ -374,7 +383,7 @@ func (r *result) checkPrintErrors() []string {
 	for key, recs := range r.truth.keys {
 		last := recs[len(recs)-1]
 		st := last.states[len(last.states)-1]
-		quiet := r.h.watchOnly && last.initial && len(last.states) == 1
+		quiet := r.h.watchOnly && st.rv == last.initialRV
 		if last.deleted || printable(st.state) || quiet {
 			continue
 		}
@@ -457,11 +466,11 @@ func order(key string, prev, m *obs, pi, i [2]int, kinds, repeated bool) []strin
 func (r *result) checkKind(key string, prev, m *obs, i int) []string {
 	newInc := prev == nil || prev.inc != m.inc || m.inc == 0 && prev.kind == "GONE"
 	rec := r.truth.incarnation(key, m.inc)
-	initial := m.inc == 0 && i == 0 && r.wasInitial(key) || rec != nil && rec.initial
+	initial := m.inc == 0 && r.anyInitial(key) || rec != nil && rec.initial
 	switch {
 	case m.kind == "SYNC" && r.h.watchOnly:
 		return []string{fmt.Sprintf("%s: SYNC printed with --watch-only", key)}
-	case m.kind == "SYNC" && (!initial || i > 0):
+	case m.kind == "SYNC" && (!initial || !newInc):
 		return []string{fmt.Sprintf("%s: SYNC for a pod that was not in the initial list, or not first: %s", key, m)}
 	case newInc && m.kind == "UPDATE" && (!initial || !r.h.watchOnly):
 		return []string{fmt.Sprintf("%s: a pod first printed as UPDATE: %s", key, m)}
@@ -473,9 +482,15 @@ func (r *result) checkKind(key string, prev, m *obs, i int) []string {
 	return nil
 }
 
-func (r *result) wasInitial(key string) bool {
-	recs := r.truth.keys[key]
-	return len(recs) > 0 && recs[0].initial
+// anyInitial: some incarnation of key may be printed as SYNC (for -o name,
+// which shows no incarnation).
+func (r *result) anyInitial(key string) bool {
+	for _, rec := range r.truth.keys[key] {
+		if rec.initial {
+			return true
+		}
+	}
+	return false
 }
 
 var eventsLine = regexp.MustCompile(`(?m)^Events:   SYNC (\d+), ADD (\d+), UPDATE (\d+), GONE (\d+)$`)

@@ -80,6 +80,9 @@ type clusterRun struct {
 	// synced holds the SYNC messages until the initial list is complete,
 	// when --sort-by orders them; later, the news that came meanwhile.
 	synced, later []controller.Message
+	// streamed holds the pods of the initial list printed from its pages,
+	// before the informer had the whole list (see pages.go).
+	streamed map[cache.ObjectName]*source.PodRow
 	// diagnoser diagnoses pods in a failure state (nil: the run does not);
 	// diag holds the diagnoses delivered.
 	diagnoser *diagnose.Diagnoser
@@ -105,8 +108,14 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		w.rollouts = newRollouts(c.Clients.Kube.AppsV1(), cfg.MaxRetries, s.stderr, i, s.lookups)
 		w.eval.ConfirmRollouts()
 	}
+	stream := cfg.SortBy == ""
+	var observe func(*source.PodRowList)
+	if stream {
+		w.streamed = map[cache.ObjectName]*source.PodRow{}
+		observe = s.pageObserver(ctx, i)
+	}
 	opts := controller.Options{
-		ListerWatcher: src.ListerWatcher(),
+		ListerWatcher: src.ListerWatcher(observe),
 		Deliver: func(ctx context.Context, msgs []controller.Message) error {
 			select {
 			case s.deliveries <- delivery{cluster: i, msgs: msgs}:
@@ -115,10 +124,12 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 				return context.Cause(ctx)
 			}
 		},
-		Workers:           cfg.Workers,
-		MaxRetries:        cfg.MaxRetries,
-		Resync:            cfg.Resync,
-		HideSync:          cfg.WatchOnly,
+		Workers:    cfg.Workers,
+		MaxRetries: cfg.MaxRetries,
+		Resync:     cfg.Resync,
+		// A streamed SYNC has been printed already: what was folded into
+		// it must come as an UPDATE of its own (see pages.go).
+		HideSync:          cfg.WatchOnly || stream,
 		KeepManagedFields: cfg.KeepManagedFields,
 		OnDrop: func(key cache.ObjectName, err error) {
 			fmt.Fprintf(s.stderr, "error: pod %s: %s\n", key, check.OneLine(err.Error(), 0))
@@ -138,7 +149,9 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 // the named pods, retried while the server is unreachable.
 func podSource(cfg Config, c *Clients, r source.Reporter) source.Source {
 	filter := source.Filter{Namespace: cfg.Scope.Namespace, LabelSelector: cfg.Scope.LabelSelector,
-		FieldSelector: cfg.Scope.FieldSelector, KeepManagedFields: cfg.KeepManagedFields}
+		FieldSelector: cfg.Scope.FieldSelector, KeepManagedFields: cfg.KeepManagedFields,
+		// --sort-by may name any field of the pod.
+		Lean: cfg.SortBy == ""}
 	if len(cfg.Scope.Names) == 1 {
 		// One name can be matched by the server.
 		filter.FieldSelector = joinSelectors(filter.FieldSelector, "metadata.name="+cfg.Scope.Names[0])

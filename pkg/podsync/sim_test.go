@@ -27,6 +27,12 @@ import (
 // rv, the resourceVersion of the write that made this state.
 type sim struct {
 	table bool // rows carry table cells
+	// pageSize > 0 hands the run each list in pages of this many pods, as
+	// it would see them arrive (source.ObservePage).
+	pageSize int
+	// failFirstList makes the first list fail after its first page; the
+	// reflector lists again after its back-off.
+	failFirstList bool
 
 	mu        sync.Mutex
 	rv        int64
@@ -36,6 +42,12 @@ type sim struct {
 	watchers  map[*simWatcher]bool
 	lists     int
 	listed    chan struct{} // closed by the first list
+	listedOK  bool          // a list has succeeded
+	// syncable holds, per key, the incarnations that the lists up to the
+	// first successful one showed: the pods a run may print as SYNC.
+	syncable map[string]map[int]bool
+	// initialRV holds, per key, "inc/rv" of the first list that succeeded.
+	initialRV map[string]string
 }
 
 type simEvent struct {
@@ -45,7 +57,8 @@ type simEvent struct {
 }
 
 func newSim(table bool) *sim {
-	return &sim{table: table, pods: map[string]*corev1.Pod{}, watchers: map[*simWatcher]bool{}, listed: make(chan struct{})}
+	return &sim{table: table, pods: map[string]*corev1.Pod{}, watchers: map[*simWatcher]bool{}, listed: make(chan struct{}),
+		syncable: map[string]map[int]bool{}, initialRV: map[string]string{}}
 }
 
 var simColumns = []metav1.TableColumnDefinition{
@@ -77,19 +90,64 @@ func (s *sim) row(p *corev1.Pod) *source.PodRow {
 	return r
 }
 
-func (s *sim) list(_ context.Context, _ metav1.ListOptions) (*source.PodRowList, error) {
+func (s *sim) list(ctx context.Context, _ metav1.ListOptions) (*source.PodRowList, error) {
+	out, pages := s.snapshot()
+	for i, p := range pages {
+		source.ObservePage(ctx, p)
+		if i == 0 && s.failFirstList && s.lists == 1 && len(pages) > 1 {
+			return nil, apierrors.NewServiceUnavailable("the first list fails half-way")
+		}
+	}
+	s.mu.Lock()
+	if !s.listedOK {
+		s.listedOK = true
+		for _, row := range out.Items {
+			s.initialRV[row.Pod.Namespace+"/"+row.Pod.Name] = row.Pod.Labels["inc"] + "/" + row.Pod.Labels["rv"]
+		}
+	}
+	s.mu.Unlock()
+	return out, nil
+}
+
+// snapshot reads the current state as a list and as its pages, and notes
+// which incarnations a run may print as SYNC.
+func (s *sim) snapshot() (*source.PodRowList, []*source.PodRowList) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keys := slices.Sorted(mapKeys(s.pods))
 	out := &source.PodRowList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatInt(s.rv, 10)}}
 	for _, k := range keys {
-		out.Items = append(out.Items, *s.row(s.pods[k]))
+		row := s.row(s.pods[k])
+		out.Items = append(out.Items, *row)
+		if !s.listedOK {
+			if s.syncable[k] == nil {
+				s.syncable[k] = map[int]bool{}
+			}
+			inc, _ := strconv.Atoi(row.Pod.Labels["inc"])
+			s.syncable[k][inc] = true
+		}
 	}
 	s.lists++
 	if s.lists == 1 {
 		close(s.listed)
 	}
-	return out, nil
+	var pages []*source.PodRowList
+	for from := 0; s.pageSize > 0 && from < len(out.Items); from += s.pageSize {
+		p := &source.PodRowList{ListMeta: out.ListMeta, Items: out.Items[from:min(from+s.pageSize, len(out.Items))]}
+		if from+s.pageSize < len(out.Items) {
+			p.Continue = "more"
+		}
+		pages = append(pages, p)
+	}
+	return out, pages
+}
+
+// maySync reports whether a run may print key's incarnation inc as SYNC,
+// and the state ("inc/rv") the first successful list showed of key.
+func (s *sim) maySync(key string, inc int) (bool, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.syncable[key][inc], s.initialRV[key]
 }
 
 func (s *sim) watch(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {

@@ -24,6 +24,7 @@ type stream struct {
 	clusters []*clusterRun
 
 	deliveries  chan delivery
+	pages       chan page
 	initialDone chan int
 	lookups     chan rolloutResult
 	// stdoutGone closes when the reader of stdout has gone; outClosed
@@ -59,6 +60,7 @@ func newStream(ctx context.Context, cfg Config) *stream {
 		writer:      cfg.Output,
 		stderr:      &lockedWriter{w: cfg.ErrOut},
 		deliveries:  make(chan delivery),
+		pages:       make(chan page),
 		initialDone: make(chan int),
 		lookups:     make(chan rolloutResult),
 		stdoutGone:  output.WatchClosed(ctx, cfg.Stdout),
@@ -83,8 +85,13 @@ func (s *stream) loop(ctx context.Context) ending {
 			}
 		case res := <-s.lookups:
 			s.clusters[res.cluster].rollouts.apply(s.clusters[res.cluster].eval, res)
+		case p := <-s.pages:
+			if end, over := s.handlePage(s.clusters[p.cluster], p); over {
+				return end
+			}
 		case d := <-s.deliveries:
-			if end, over := s.handle(s.clusters[d.cluster], d.msgs); over {
+			c := s.clusters[d.cluster]
+			if end, over := s.handle(c, s.unstream(c, d.msgs)); over {
 				return end
 			}
 		case <-s.progress.due():
@@ -99,6 +106,9 @@ func (s *stream) loop(ctx context.Context) ending {
 // initialListDone prints the initial list of w, sorted when asked, and
 // once every cluster's list is in, lets each later line out as it comes.
 func (s *stream) initialListDone(w *clusterRun) (ending, bool) {
+	if end, over := s.forgetStreamed(w); over {
+		return end, true
+	}
 	w.initial = true
 	if s.cfg.SortBy != "" {
 		if err := sortByField(w.synced, s.cfg.SortBy); err != nil {

@@ -13,18 +13,14 @@ import (
 func (s Source) ByName(names map[string]bool) Source {
 	return Source{
 		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+			if observe, ok := ctx.Value(pageObserverKey{}).(func(*PodRowList)); ok {
+				ctx = ObservingPages(ctx, func(p *PodRowList) { observe(named(p, names)) })
+			}
 			list, err := s.List(ctx, opts)
 			if err != nil {
 				return nil, err
 			}
-			kept := list.Items[:0]
-			for _, row := range list.Items {
-				if names[row.Pod.Name] {
-					kept = append(kept, row)
-				}
-			}
-			list.Items = kept
-			return list, nil
+			return named(list, names), nil
 		},
 		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			w, err := s.Watch(ctx, opts)
@@ -38,4 +34,16 @@ func (s Source) ByName(names map[string]bool) Source {
 			}), nil
 		},
 	}
+}
+
+// named is list narrowed to the named pods; the list itself is left alone,
+// since a page may be seen by an observer and the reflector both.
+func named(list *PodRowList, names map[string]bool) *PodRowList {
+	out := &PodRowList{TypeMeta: list.TypeMeta, ListMeta: list.ListMeta}
+	for _, row := range list.Items {
+		if names[row.Pod.Name] {
+			out.Items = append(out.Items, row)
+		}
+	}
+	return out
 }

@@ -44,11 +44,16 @@ func listPages(ctx context.Context, opts metav1.ListOptions, page pager) (*PodRo
 			// The snapshot was compacted away between two pages: list
 			// whole, as asked, as client-go's pager does.
 			opts.Limit = 0
-			return page(ctx, opts)
+			whole, err := page(ctx, opts)
+			if err == nil {
+				ObservePage(ctx, whole)
+			}
+			return whole, err
 		}
 		if err != nil {
 			return nil, err
 		}
+		ObservePage(ctx, p)
 		if out == nil {
 			out = p
 			if n := p.RemainingItemCount; n != nil && *n > 0 {
@@ -62,5 +67,24 @@ func listPages(ctx context.Context, opts metav1.ListOptions, page pager) (*PodRo
 			return out, nil
 		}
 		paged.Continue = p.Continue
+	}
+}
+
+type pageObserverKey struct{}
+
+// ObservingPages returns a context whose whole lists hand each page to
+// observe as soon as it has arrived, before the list is complete: a run
+// prints its first rows while the rest are still on the way. Like
+// httptrace's hooks, the observer travels with the request's context,
+// so that decorators (ByName) can narrow what it sees.
+func ObservingPages(ctx context.Context, observe func(*PodRowList)) context.Context {
+	return context.WithValue(ctx, pageObserverKey{}, observe)
+}
+
+// ObservePage hands a page of a whole list to the observer of ctx, if any;
+// sources call it for every page they read.
+func ObservePage(ctx context.Context, page *PodRowList) {
+	if observe, ok := ctx.Value(pageObserverKey{}).(func(*PodRowList)); ok && len(page.Items) > 0 {
+		observe(page)
 	}
 }

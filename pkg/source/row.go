@@ -20,6 +20,9 @@ type PodRow struct {
 	Cells []interface{}
 	// Columns is shared by every row of one source.
 	Columns []metav1.TableColumnDefinition
+	// Parts, on a lean row (see Lean), hashes what the pod no longer
+	// holds; nil on a row with the whole pod.
+	Parts *Parts
 }
 
 // GetObjectKind reports no kind: PodRow never travels over the wire.
@@ -31,7 +34,7 @@ func (r *PodRow) GetObjectMeta() metav1.Object { return &r.Pod.ObjectMeta }
 
 // DeepCopyObject copies the pod and the cells; Columns stay shared.
 func (r *PodRow) DeepCopyObject() runtime.Object {
-	out := &PodRow{Columns: r.Columns}
+	out := &PodRow{Columns: r.Columns, Parts: r.Parts}
 	if r.Pod != nil {
 		out.Pod = r.Pod.DeepCopy()
 	}

@@ -28,9 +28,14 @@ type Source struct {
 // ListerWatcher wraps the source for the reflector, opted out of WatchList
 // semantics: a streaming list ends with a bookmark whose row carries only
 // metadata, and both sources read lists in pages of one snapshot instead.
-func (s Source) ListerWatcher() cache.ListerWatcher {
+// observe, when not nil, sees each page of the whole lists as it arrives
+// (see ObservingPages).
+func (s Source) ListerWatcher(observe func(*PodRowList)) cache.ListerWatcher {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			if observe != nil {
+				ctx = ObservingPages(ctx, observe)
+			}
 			list, err := s.List(ctx, opts)
 			if err != nil {
 				// A nil *PodRowList inside the interface would look like a list.
@@ -55,6 +60,10 @@ type Filter struct {
 	// KeepManagedFields keeps managedFields (--show-managed-fields);
 	// otherwise each page drops them as soon as it is decoded.
 	KeepManagedFields bool
+	// Lean makes every row of the table source lean (see Lean) as soon
+	// as it is decoded: for the table output, when nothing else reads the
+	// whole pod.
+	Lean bool
 }
 
 // apply merges the filter into the reflector's options.

@@ -89,7 +89,9 @@ func (t *tables) podsRequest(c rest.Interface, opts metav1.ListOptions) *rest.Re
 // makes the server encode every pod as JSON and the client decode it, which
 // at tens of thousands of pods is most of the time of a list and several
 // times its bytes. The cells are the same either way; a page whose rows
-// cannot be paired with its pods for sure is joined another way (joinRows).
+// cannot be paired with its pods for sure is joined another way (join).
+// The pods' bytes are read here (see proto.go): the table is asked for as
+// soon as the page's metadata is read, and decoded while the pods are.
 func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -100,26 +102,50 @@ func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 	if opts.Continue != "" {
 		cells = t.listTableAsync(ctx, opts, metav1.IncludeNone)
 	}
-	pods := &corev1.PodList{}
-	if err := t.podRequest(opts).Do(ctx).Into(pods); err != nil {
+	body, err := rawBody(t.podRequest(opts).Do(ctx))
+	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
-	if !t.filter.KeepManagedFields {
-		stripManagedFields(pods)
+	page, err := parsePodList(body)
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	if cells == nil {
-		cells = t.listTableAsync(ctx, cellOptions(opts, pods), metav1.IncludeNone)
+		cells = t.listTableAsync(ctx, cellOptions(opts, page.meta), metav1.IncludeNone)
+	}
+	rows, err := t.decode(page)
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	r := <-cells
 	if r.err != nil {
 		return nil, r.err
 	}
-	columns := t.remember(r.table.ColumnDefinitions)
-	if !uniqueNames(pods) {
-		return t.joinByUID(ctx, opts, pods)
+	return t.join(ctx, opts, page.meta, rows, r.table)
+}
+
+// decode reads every pod of a page, lean or whole as the filter says.
+func (t *tables) decode(page *rawPage) ([]PodRow, error) {
+	rows := make([]PodRow, len(page.items))
+	d := decoder{lean: t.filter.Lean, keepManagedFields: t.filter.KeepManagedFields}
+	for i, item := range page.items {
+		row, err := d.decodePod(item)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = row
 	}
-	if out, ok := joinByPosition(pods, r.table, columns); ok {
-		return out, nil
+	return rows, nil
+}
+
+// join pairs the rows with their cells.
+func (t *tables) join(ctx context.Context, opts metav1.ListOptions, meta metav1.ListMeta, rows []PodRow, table *metav1.Table) (*PodRowList, error) {
+	columns := t.remember(table.ColumnDefinitions)
+	if !uniqueNames(rows) {
+		return t.joinByUID(ctx, opts, meta, rows)
+	}
+	if joinByPosition(rows, table, columns) {
+		return &PodRowList{ListMeta: meta, Items: rows}, nil
 	}
 	return t.listWithObjects(ctx, opts)
 }
@@ -128,51 +154,51 @@ func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 // a first page pins the snapshot with its resourceVersion; a later page's
 // continue token pins it already. A page that ended the list ends it for
 // the table too.
-func cellOptions(opts metav1.ListOptions, pods *corev1.PodList) metav1.ListOptions {
+func cellOptions(opts metav1.ListOptions, meta metav1.ListMeta) metav1.ListOptions {
 	if opts.Continue == "" {
-		opts.ResourceVersion = pods.ResourceVersion
+		opts.ResourceVersion = meta.ResourceVersion
 		opts.ResourceVersionMatch = metav1.ResourceVersionMatchExact
 	}
-	if pods.Continue == "" {
+	if meta.Continue == "" {
 		opts.Limit = 0
 	}
 	return opts
 }
 
-// joinByPosition pairs each pod with its table row. Both lists come from
-// one snapshot in key order (namespace, then name), so they pair by
-// position; the counts and the Name cell confirm it, and ok is false when
-// they do not. A row carries no namespace or UID, so the caller pairs by
-// position only pages whose names are unique: with --all-namespaces, web-0
-// of two namespaces could otherwise take each other's cells. (The
+// joinByPosition gives each row its table row's cells. Both lists come
+// from one snapshot in key order (namespace, then name), so they pair by
+// position; the counts and the Name cell confirm it, and it returns false
+// when they do not. A row carries no namespace or UID, so the caller pairs
+// by position only pages whose names are unique: with --all-namespaces,
+// web-0 of two namespaces could otherwise take each other's cells. (The
 // continue tokens may differ in form: the API server writes them
 // differently for exact and for consistent reads.)
-func joinByPosition(pods *corev1.PodList, table *metav1.Table, columns []metav1.TableColumnDefinition) (*PodRowList, bool) {
+func joinByPosition(rows []PodRow, table *metav1.Table, columns []metav1.TableColumnDefinition) bool {
 	name := columnIndex(columns, "Name")
-	if name < 0 || len(table.Rows) != len(pods.Items) {
+	if name < 0 || len(table.Rows) != len(rows) {
 		klog.V(2).InfoS("The table rows do not line up with the pods; listing the table with objects instead",
-			"pods", len(pods.Items), "rows", len(table.Rows))
-		return nil, false
+			"pods", len(rows), "rows", len(table.Rows))
+		return false
 	}
-	out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
-	for i := range pods.Items {
+	for i := range rows {
 		cells := table.Rows[i].Cells
-		if name >= len(cells) || cells[name] != pods.Items[i].Name {
-			klog.V(2).InfoS("A table row names another pod; listing the table with objects instead", "row", i, "pod", pods.Items[i].Name)
-			return nil, false
-		}
-		out.Items[i] = PodRow{Pod: &pods.Items[i], Cells: cells, Columns: columns}
-	}
-	return out, true
-}
-
-func uniqueNames(pods *corev1.PodList) bool {
-	seen := make(map[string]struct{}, len(pods.Items))
-	for i := range pods.Items {
-		if _, dup := seen[pods.Items[i].Name]; dup {
+		if name >= len(cells) || cells[name] != rows[i].Pod.Name {
+			klog.V(2).InfoS("A table row names another pod; listing the table with objects instead", "row", i, "pod", rows[i].Pod.Name)
 			return false
 		}
-		seen[pods.Items[i].Name] = struct{}{}
+		rows[i].Cells, rows[i].Columns = cells, columns
+		internCells(&rows[i])
+	}
+	return true
+}
+
+func uniqueNames(rows []PodRow) bool {
+	seen := make(map[string]struct{}, len(rows))
+	for i := range rows {
+		if _, dup := seen[rows[i].Pod.Name]; dup {
+			return false
+		}
+		seen[rows[i].Pod.Name] = struct{}{}
 	}
 	return true
 }
@@ -181,29 +207,38 @@ func uniqueNames(pods *corev1.PodList) bool {
 // pods with their metadata (namespace, name and UID) inside. A pod the
 // table does not hold means the two answers disagree: the page is then
 // read once more as a table with the objects inside, which needs no join.
-func (t *tables) joinByUID(ctx context.Context, opts metav1.ListOptions, pods *corev1.PodList) (*PodRowList, error) {
-	table, err := t.listTable(ctx, cellOptions(opts, pods), metav1.IncludeMetadata)
+func (t *tables) joinByUID(ctx context.Context, opts metav1.ListOptions, meta metav1.ListMeta, rows []PodRow) (*PodRowList, error) {
+	table, err := t.listTable(ctx, cellOptions(opts, meta), metav1.IncludeMetadata)
 	if err != nil {
 		return nil, err
 	}
 	byUID := make(map[types.UID]*metav1.TableRow, len(table.Rows))
 	for i := range table.Rows {
-		meta := &metav1.PartialObjectMetadata{}
-		if err := kjson.UnmarshalCaseSensitivePreserveInts(table.Rows[i].Object.Raw, meta); err != nil {
+		m := &metav1.PartialObjectMetadata{}
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(table.Rows[i].Object.Raw, m); err != nil {
 			return nil, fmt.Errorf("list pods: row %d: decode metadata: %w", i, err)
 		}
-		byUID[meta.UID] = &table.Rows[i]
+		byUID[m.UID] = &table.Rows[i]
 	}
 	columns := t.remember(table.ColumnDefinitions)
-	out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
-	for i := range pods.Items {
-		row := byUID[pods.Items[i].UID]
-		if row == nil || len(byUID) != len(pods.Items) {
+	for i := range rows {
+		row := byUID[rows[i].Pod.UID]
+		if row == nil || len(byUID) != len(rows) {
 			return t.listWithObjects(ctx, opts)
 		}
-		out.Items[i] = PodRow{Pod: &pods.Items[i], Cells: row.Cells, Columns: columns}
+		rows[i].Cells, rows[i].Columns = row.Cells, columns
+		internCells(&rows[i])
 	}
-	return out, nil
+	return &PodRowList{ListMeta: meta, Items: rows}, nil
+}
+
+// rawBody is the answer's bytes, or its error with the server's Status
+// (its reason and message) when it sent one.
+func rawBody(r rest.Result) ([]byte, error) {
+	if err := r.Error(); err != nil {
+		return nil, err
+	}
+	return r.Raw()
 }
 
 func columnIndex(columns []metav1.TableColumnDefinition, name string) int {
@@ -227,6 +262,12 @@ func (t *tables) listWithObjects(ctx context.Context, opts metav1.ListOptions) (
 		if err := fillRow(&out.Items[i], &table.Rows[i], columns); err != nil {
 			return nil, fmt.Errorf("list pods: row %d: %w", i, err)
 		}
+		if !t.filter.KeepManagedFields {
+			out.Items[i].Pod.ManagedFields = nil
+		}
+		if t.filter.Lean {
+			Lean(&out.Items[i])
+		}
 	}
 	return out, nil
 }
@@ -246,7 +287,7 @@ func (t *tables) listTableAsync(ctx context.Context, opts metav1.ListOptions, in
 }
 
 func (t *tables) listTable(ctx context.Context, opts metav1.ListOptions, include metav1.IncludeObjectPolicy) (*metav1.Table, error) {
-	raw, err := t.request(t.clients.List, opts, include).Do(ctx).Raw()
+	raw, err := rawBody(t.request(t.clients.List, opts, include).Do(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
@@ -275,7 +316,7 @@ func (t *tables) watch(ctx context.Context, opts metav1.ListOptions) (watch.Inte
 	if err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
-	d := &tableDecoder{body: body, dec: json.NewDecoder(body), columns: t.current}
+	d := &tableDecoder{body: body, dec: json.NewDecoder(body), columns: t.current, lean: t.filter.Lean}
 	return watch.NewStreamWatcher(d, d), nil
 }
 
@@ -316,6 +357,7 @@ type tableDecoder struct {
 	body    io.ReadCloser
 	dec     *json.Decoder
 	columns func() []metav1.TableColumnDefinition
+	lean    bool
 }
 
 type rawEvent struct {
@@ -360,7 +402,11 @@ func (d *tableDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	case table.Rows[0].Object == nil:
 		return "", nil, errors.New("the server sent a row without its object")
 	}
-	return ev.Type, &PodRow{Pod: table.Rows[0].Object, Cells: table.Rows[0].Cells, Columns: d.columns()}, nil
+	row := &PodRow{Pod: table.Rows[0].Object, Cells: table.Rows[0].Cells, Columns: d.columns()}
+	if d.lean {
+		Lean(row)
+	}
+	return ev.Type, row, nil
 }
 
 // Close implements watch.Decoder.

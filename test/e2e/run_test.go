@@ -219,36 +219,32 @@ func TestWatchOnly(t *testing.T) {
 // Every change after the initial list is printed with --watch-only, also
 // one that arrives while the workers are still taking the listed pods
 // (issue 12 row 4: such a change folded into the hidden SYNC and was lost;
-// on a big namespace the window is the whole list). Each pod is changed
-// once, as soon as podsync's list has been answered, many at a time, so
-// that many changes land in that window.
+// on a big namespace the window is the whole list). The namespace holds
+// 2,000 pods (held before scheduling, so nothing else changes them), one
+// worker takes them, and each pod is changed once, as soon as podsync's
+// list has been answered, many at a time, so that hundreds of changes
+// land in that window.
 func TestWatchOnlyKeepsChangesDuringTheList(t *testing.T) {
 	ns := env.Namespace(t)
-	var pods []string
-	for i := range 120 {
-		pods = append(pods, fmt.Sprintf("w%03d", i))
+	client := env.Clientset(t).CoreV1().Pods(ns)
+	pods := make([]string, 2000)
+	for i := range pods {
+		pods[i] = fmt.Sprintf("w%04d", i)
 	}
-	runningPods(t, ns, pods...)
+	parallel(t, pods, func(name string) error {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{
+			SchedulingGates: []corev1.PodSchedulingGate{{Name: "podsync.test/hold"}},
+			Containers:      []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}}
+		_, err := client.Create(context.Background(), p, metav1.CreateOptions{})
+		return err
+	})
 	s := env.Start(t, "-n", ns, "--watch-only", "-o", "json", "--workers", "1", "-v=6")
 	s.WaitStderr(`url="[^"]*/namespaces/`+regexp.QuoteMeta(ns)+`/pods\?limit=[^"]*" status="200 OK"`, lineLimit)
-	client := env.Clientset(t).CoreV1().Pods(ns)
-	work := make(chan string, len(pods))
-	for _, p := range pods {
-		work <- p
-	}
-	close(work)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for name := range work {
-				patch := []byte(`{"metadata":{"labels":{"touched":"yes"}}}`)
-				if _, err := client.Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-					t.Errorf("patch %s: %v", name, err)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	patch := []byte(`{"metadata":{"labels":{"touched":"yes"}}}`)
+	parallel(t, pods, func(name string) error {
+		_, err := client.Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	})
 	missing := func() []string {
 		seen := map[string]bool{}
 		for _, ev := range jsonEvents(t, s.Lines()) {
@@ -265,11 +261,39 @@ func TestWatchOnlyKeepsChangesDuringTheList(t *testing.T) {
 		return out
 	}
 	harness.Eventually(t, lineLimit, func() string {
-		return fmt.Sprintf("an UPDATE of every touched pod; missing %v", missing())
+		m := missing()
+		return fmt.Sprintf("an UPDATE of every touched pod; %d missing: %.300v", len(m), m)
 	}, func() bool { return len(missing()) == 0 })
 	r := s.Stop(syscall.SIGINT)
 	if n := count(s.Lines(), `^\{"type":"SYNC"`); n != 0 {
 		t.Errorf("%d SYNC lines with --watch-only", n)
 	}
 	noErrors(t, r.Stderr)
+}
+
+// parallel calls f for every name, 16 at a time, and fails the test on
+// the first error.
+func parallel(t *testing.T, names []string, f func(string) error) {
+	t.Helper()
+	work := make(chan string, len(names))
+	for _, n := range names {
+		work <- n
+	}
+	close(work)
+	errs := make(chan error, len(names))
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for name := range work {
+				if err := f(name); err != nil {
+					errs <- fmt.Errorf("%s: %w", name, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 }

@@ -1,0 +1,143 @@
+package podsync_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubectl/pkg/cmd/get"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+)
+
+// The lean rows of the table output (issue 16) print exactly what the
+// whole pods printed: the model's generator makes histories of pod
+// changes, each change is also given random edits of the parts a lean row
+// keeps only as hashes (annotations, finalizers, spec, status fields), and
+// every message of every history is rendered twice, from whole rows and
+// from lean rows, in each table layout; the two outputs must be equal
+// byte for byte.
+func TestLeanRowsPrintTheSame(t *testing.T) {
+	layouts := [][]string{nil, {"-o", "wide"}, {"-L", "inc,rv"}, {"--show-labels"}}
+	for seed := uint64(1); seed <= 300; seed++ {
+		h := generate(seed)
+		msgs := leanHistory(h, rand.New(rand.NewPCG(seed, 7)))
+		for _, args := range layouts {
+			full, lean := render(t, args, msgs, false), render(t, args, msgs, true)
+			if full != lean {
+				t.Fatalf("seed %d %v: lean rows print differently\n--- whole\n%s--- lean\n%s", seed, args, full, lean)
+			}
+		}
+	}
+}
+
+// leanHistory turns a history's steps into the messages a run would print
+// for them, without the informer: ADD, UPDATE, GONE, and GONE then ADD for
+// a recreation.
+func leanHistory(h *history, r *rand.Rand) []controller.Message {
+	sim := newSim(true)
+	pods := map[string]*corev1.Pod{}
+	inc := map[string]int{}
+	var msgs []controller.Message
+	emit := func(kind controller.Kind, key string, p *corev1.Pod) {
+		ns, name, _ := cache.SplitMetaNamespaceKey(key)
+		msgs = append(msgs, controller.Message{Kind: kind, Key: cache.ObjectName{Namespace: ns, Name: name}, Row: sim.row(p)})
+	}
+	put := func(key string, st podState, kind controller.Kind) {
+		ns, name, _ := cache.SplitMetaNamespaceKey(key)
+		if pods[key] == nil {
+			inc[key]++
+		}
+		p := newSimPod(ns, name, inc[key], st, "")
+		if old := pods[key]; old != nil && kind == controller.Update {
+			p = old.DeepCopy()
+			setState(p, st)
+		}
+		edit(p, r)
+		p.ResourceVersion = fmt.Sprint(len(msgs) + 1)
+		p.Labels["rv"] = p.ResourceVersion
+		pods[key] = p
+		emit(kind, key, p)
+	}
+	for k, st := range h.initial {
+		put(h.key(k), st, controller.Sync)
+	}
+	for _, o := range h.ops {
+		key := h.key(o.key)
+		switch {
+		case o.kind == opCreate && pods[key] == nil:
+			put(key, o.state, controller.Add)
+		case o.kind == opUpdate && pods[key] != nil:
+			put(key, o.state, controller.Update)
+		case (o.kind == opDelete || o.kind == opRecreate) && pods[key] != nil:
+			emit(controller.Gone, key, pods[key])
+			delete(pods, key)
+			if o.kind == opRecreate {
+				put(key, o.state, controller.Add)
+			}
+		}
+	}
+	return msgs
+}
+
+// edit changes, at random, parts that lean rows keep only as hashes.
+func edit(p *corev1.Pod, r *rand.Rand) {
+	switch r.IntN(8) {
+	case 0:
+		p.Annotations["note"] = fmt.Sprint(r.IntN(3))
+	case 1:
+		p.Finalizers = append(p.Finalizers, fmt.Sprintf("example.com/f%d", r.IntN(2)))
+	case 2:
+		p.Spec.Containers[0].Image = fmt.Sprintf("sim:%d", r.IntN(3))
+	case 3:
+		d := int64(r.IntN(3))
+		p.Spec.ActiveDeadlineSeconds = &d
+	case 4:
+		p.Spec.Tolerations = []corev1.Toleration{{Key: fmt.Sprint(r.IntN(2)), Operator: corev1.TolerationOpExists}}
+	case 5:
+		p.Status.PodIP = fmt.Sprintf("10.0.0.%d", r.IntN(3))
+	case 6:
+		p.Status.ContainerStatuses[0].ImageID = fmt.Sprintf("sha256:%d", r.IntN(3))
+	case 7:
+		p.Status.StartTime = &metav1.Time{Time: time.Date(2026, 12, 3, 10, r.IntN(3), 0, 0, time.UTC)}
+	}
+}
+
+// render prints msgs through a table Writer, from whole or from lean rows.
+func render(t *testing.T, args []string, msgs []controller.Message, lean bool) string {
+	t.Helper()
+	pf := get.NewGetPrintFlags()
+	c := &cobra.Command{}
+	pf.AddFlags(c)
+	if err := c.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	now := time.Date(2026, 12, 3, 11, 0, 0, 0, time.UTC)
+	w, err := output.New(output.Options{PrintFlags: pf, Out: &out, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if lean {
+			row := *m.Row
+			source.Lean(&row)
+			m.Row = &row
+		}
+		if err := w.Write(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}

@@ -1,0 +1,311 @@
+package source
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// A page of pods is read from its protobuf bytes here rather than decoded
+// whole by the client: its list metadata first, so that the table of the
+// same pods can be asked for at once, then each pod, either whole or, for
+// a lean row, only the parts a lean row keeps (the spec is hashed, never
+// decoded), which at tens of thousands of pods is most of the decoding
+// and of the garbage a list makes.
+
+// protobufMagic starts every protobuf answer of the API server; a
+// runtime.Unknown holding the object follows.
+var protobufMagic = []byte("k8s\x00")
+
+// rawPage is one page of pods, read as far as its metadata; items hold
+// each pod's protobuf bytes.
+type rawPage struct {
+	meta  metav1.ListMeta
+	items [][]byte
+}
+
+// Field numbers of the messages read here (see their protobuf tags).
+const (
+	unknownRaw       = 2  // runtime.Unknown.Raw
+	listMetadata     = 1  // PodList.ListMeta
+	listItems        = 2  // PodList.Items
+	podMetadata      = 1  // Pod.ObjectMeta
+	podSpec          = 2  // Pod.Spec
+	podStatus        = 3  // Pod.Status
+	metaAnnotations  = 12 // ObjectMeta.Annotations
+	metaFinalizers   = 14 // ObjectMeta.Finalizers
+	metaManaged      = 17 // ObjectMeta.ManagedFields
+	containerName    = 1  // Container.Name
+	containerRestart = 24 // Container.RestartPolicy
+)
+
+// parsePodList splits a protobuf PodList answer into its metadata and its
+// pods' bytes, which stay slices of body.
+func parsePodList(body []byte) (*rawPage, error) {
+	if !bytes.HasPrefix(body, protobufMagic) {
+		return nil, errors.New("the answer is not protobuf")
+	}
+	list, err := field(body[len(protobufMagic):], unknownRaw)
+	if err != nil {
+		return nil, fmt.Errorf("read the protobuf envelope: %w", err)
+	}
+	page := &rawPage{}
+	err = eachField(list, func(num protowire.Number, value, _ []byte) error {
+		switch num {
+		case listMetadata:
+			return page.meta.Unmarshal(value)
+		case listItems:
+			page.items = append(page.items, value)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read a pod list: %w", err)
+	}
+	return page, nil
+}
+
+// decoder decodes the pods of pages, one page at a time; scratch holds one
+// pod's metadata while it is decoded (decoding copies what it keeps).
+type decoder struct {
+	lean, keepManagedFields bool
+	scratch                 []byte
+}
+
+// decodePod decodes one pod's bytes: whole (without managedFields unless
+// kept), or lean (see Lean).
+func (d *decoder) decodePod(raw []byte) (PodRow, error) {
+	var parts podParts
+	if err := eachField(raw, parts.take); err != nil {
+		return PodRow{}, fmt.Errorf("read a pod: %w", err)
+	}
+	if d.lean {
+		pod, p, err := leanPod(parts, &d.scratch)
+		return PodRow{Pod: pod, Parts: p}, err
+	}
+	pod := &corev1.Pod{}
+	meta, _, _, err := splitMeta(parts.meta, false, d.keepManagedFields, &d.scratch)
+	if err == nil {
+		err = errors.Join(pod.ObjectMeta.Unmarshal(meta), pod.Spec.Unmarshal(parts.spec), pod.Status.Unmarshal(parts.status))
+	}
+	if err != nil {
+		return PodRow{}, fmt.Errorf("decode a pod: %w", err)
+	}
+	return PodRow{Pod: pod}, nil
+}
+
+// podParts holds the bytes of a pod's three parts.
+type podParts struct{ meta, spec, status []byte }
+
+func (p *podParts) take(num protowire.Number, value, _ []byte) error {
+	switch num {
+	case podMetadata:
+		p.meta = value
+	case podSpec:
+		p.spec = value
+	case podStatus:
+		p.status = value
+	}
+	return nil
+}
+
+// leanPod builds a lean pod from its parts: the metadata without
+// annotations, finalizers and managedFields (the first two hashed), the
+// containers' names, and the status; each field of the spec and the status
+// hashed.
+func leanPod(parts podParts, scratch *[]byte) (*corev1.Pod, *Parts, error) {
+	meta, annotations, finalizers, err := splitMeta(parts.meta, true, false, scratch)
+	if err != nil {
+		return nil, nil, err
+	}
+	full := &corev1.Pod{}
+	if err := errors.Join(full.ObjectMeta.Unmarshal(meta), full.Status.Unmarshal(parts.status)); err != nil {
+		return nil, nil, fmt.Errorf("decode a pod: %w", err)
+	}
+	containers, inits, err := containerNames(parts.spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	full.Spec.Containers, full.Spec.InitContainers = containers, inits
+	p := &Parts{Annotations: uint32(annotations), Finalizers: uint32(finalizers),
+		Spec: fieldHashes(parts.spec, specFields()), Status: fieldHashes(parts.status, statusFields())}
+	return slim(full), p, nil
+}
+
+// splitMeta returns the metadata's bytes without managedFields (unless
+// kept) and, for a lean pod, without annotations and finalizers, with
+// hashes of those two. The bytes returned are in scratch.
+func splitMeta(meta []byte, lean, keepManagedFields bool, scratch *[]byte) ([]byte, uint64, uint64, error) {
+	kept := (*scratch)[:0]
+	defer func() { *scratch = kept }()
+	var annotations, finalizers uint64
+	err := eachField(meta, func(num protowire.Number, value, whole []byte) error {
+		switch {
+		case lean && num == metaAnnotations:
+			annotations = fold(annotations, whole)
+		case lean && num == metaFinalizers:
+			finalizers = fold(finalizers, whole)
+		case num == metaManaged:
+			if keepManagedFields {
+				kept = append(kept, whole...)
+			}
+		default:
+			kept = append(kept, whole...)
+		}
+		return nil
+	})
+	return kept, annotations, finalizers, err
+}
+
+// containerNames reads the names (and restart policies) of the containers
+// and init containers of a spec's bytes.
+func containerNames(spec []byte) (containers, inits []corev1.Container, err error) {
+	containersField, initsField := containerFields()
+	err = eachField(spec, func(num protowire.Number, value, _ []byte) error {
+		if num != containersField && num != initsField {
+			return nil
+		}
+		var c corev1.Container
+		if err := eachField(value, func(n protowire.Number, v, _ []byte) error {
+			switch n {
+			case containerName:
+				c.Name = intern(string(v))
+			case containerRestart:
+				policy := corev1.ContainerRestartPolicy(v)
+				c.RestartPolicy = &policy
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if num == containersField {
+			containers = append(containers, c)
+		} else {
+			inits = append(inits, c)
+		}
+		return nil
+	})
+	return containers, inits, err
+}
+
+// fieldHashes hashes each set field of a message's bytes, by the Go struct
+// index that fields maps the field number to; a repeated field's entries
+// are folded in order.
+func fieldHashes(msg []byte, fields map[protowire.Number]int) []PartHash {
+	n := 0
+	_ = eachField(msg, func(protowire.Number, []byte, []byte) error { n++; return nil })
+	out := make([]PartHash, 0, n)
+	_ = eachField(msg, func(num protowire.Number, _, whole []byte) error {
+		i := uint8(fields[num])
+		if n := len(out); n > 0 && out[n-1].Field == i {
+			out[n-1].Hash = uint32(fold(uint64(out[n-1].Hash), whole))
+			return nil
+		}
+		out = append(out, PartHash{Field: i, Hash: uint32(fold(0, whole))})
+		return nil
+	})
+	out = slices.Clip(out)
+	// The encoding writes fields by number, not by their order in Go.
+	sortParts(out)
+	return out
+}
+
+// fold adds the FNV-1a hash of b to h (inline: hash/fnv would allocate a
+// hasher per field of every pod).
+func fold(h uint64, b []byte) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	f := uint64(offset)
+	for _, c := range b {
+		f = (f ^ uint64(c)) * prime
+	}
+	return h*prime ^ f
+}
+
+// eachField calls f with each field of a message: its number, its value
+// (the bytes of a length-delimited field) and the whole field's bytes.
+func eachField(msg []byte, f func(num protowire.Number, value, whole []byte) error) error {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		m := protowire.ConsumeFieldValue(num, typ, msg[n:])
+		if m < 0 {
+			return protowire.ParseError(m)
+		}
+		value := msg[n : n+m]
+		if typ == protowire.BytesType {
+			v, k := protowire.ConsumeBytes(msg[n:])
+			if k < 0 {
+				return protowire.ParseError(k)
+			}
+			value = v
+		}
+		if err := f(num, value, msg[:n+m]); err != nil {
+			return err
+		}
+		msg = msg[n+m:]
+	}
+	return nil
+}
+
+// field returns the value of the first field num of msg.
+func field(msg []byte, num protowire.Number) ([]byte, error) {
+	var out []byte
+	found := false
+	err := eachField(msg, func(n protowire.Number, value, _ []byte) error {
+		if n == num && !found {
+			out, found = value, true
+		}
+		return nil
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("no field %d", num)
+	}
+	return out, err
+}
+
+// structFields maps the protobuf field numbers of a generated struct to
+// the index of each field in the Go struct.
+func structFields(t reflect.Type) map[protowire.Number]int {
+	out := map[protowire.Number]int{}
+	for i := range t.NumField() {
+		var num int
+		if _, err := fmt.Sscanf(protoNumber(t.Field(i).Tag.Get("protobuf")), "%d", &num); err == nil {
+			out[protowire.Number(num)] = i
+		}
+	}
+	return out
+}
+
+// protoNumber is the number in a tag like "bytes,2,rep,name=containers".
+func protoNumber(tag string) string {
+	_, rest, _ := bytes.Cut([]byte(tag), []byte(","))
+	number, _, _ := bytes.Cut(rest, []byte(","))
+	return string(number)
+}
+
+func fieldNumber(fields map[protowire.Number]int, name string) protowire.Number {
+	i, _ := reflect.TypeFor[corev1.PodSpec]().FieldByName(name)
+	for num, idx := range fields {
+		if idx == i.Index[0] {
+			return num
+		}
+	}
+	return 0
+}
+
+var (
+	specFields      = sync.OnceValue(func() map[protowire.Number]int { return structFields(reflect.TypeFor[corev1.PodSpec]()) })
+	statusFields    = sync.OnceValue(func() map[protowire.Number]int { return structFields(reflect.TypeFor[corev1.PodStatus]()) })
+	containerFields = sync.OnceValues(func() (protowire.Number, protowire.Number) {
+		return fieldNumber(specFields(), "Containers"), fieldNumber(specFields(), "InitContainers")
+	})
+)
