@@ -97,11 +97,11 @@ func (w *clusterRun) awaits(key string) bool {
 	if w.diagnoser == nil {
 		return false
 	}
-	obj, ok, err := w.ctrl.Indexer().GetByKey(key)
-	if err != nil || !ok {
+	row := w.row(key)
+	if row == nil {
 		return false
 	}
-	pod := obj.(*source.PodRow).Pod
+	pod := row.Pod
 	f, failing := diagnose.Of(pod)
 	return failing && !w.diag.seen.Covers(key, pod.UID, f)
 }
@@ -135,8 +135,26 @@ func (s *stream) awaitDiagnoses(ctx context.Context, end ending) {
 			return
 		case d := <-s.deliveries:
 			s.late(s.clusters[d.cluster], d.msgs)
+		case p := <-s.pages:
+			// After the verdict a page is not printed, but the informer
+			// must get its list, or no worker starts.
+			close(p.done)
 		}
 	}
+}
+
+// row is the newest state the stream knows of the pod of key: the
+// informer's, or, before the informer has it, that of the page of the
+// initial list it was printed from (nil: neither).
+func (w *clusterRun) row(key string) *source.PodRow {
+	if obj, ok, err := w.ctrl.Indexer().GetByKey(key); err == nil && ok {
+		return obj.(*source.PodRow)
+	}
+	name, err := cache.ParseObjectName(key)
+	if err != nil {
+		return nil
+	}
+	return w.streamed[name]
 }
 
 // anyAwaited reports whether one of the pods still awaits its diagnosis,

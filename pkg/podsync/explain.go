@@ -30,11 +30,11 @@ func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplana
 	defer cancel()
 	var out []check.PodExplanation
 	for _, k := range keys {
-		obj, ok, err := w.ctrl.Indexer().GetByKey(k)
-		if err != nil || !ok {
+		row := w.row(k)
+		if row == nil {
 			continue
 		}
-		pod := obj.(*source.PodRow).Pod
+		pod := row.Pod
 		events, err := s.events(ctx, w, pod)
 		if err != nil && !errors.Is(err, diagnose.ErrRefused) {
 			fmt.Fprintf(s.stderr, "warning: events of pod %s: %s\n", k, check.SafeLine(err.Error(), 0))
