@@ -160,7 +160,7 @@ func podSource(cfg Config, c *Clients, r source.Reporter) source.Source {
 	if cfg.Output.Shape() == output.Table {
 		src = source.Tables(source.TableClients{List: c.Table, Watch: c.TableWatch}, filter, r)
 	} else {
-		src = source.Objects(c.Kube, c.KubeWatch, filter, r)
+		src = source.Objects(c.Kube, c.KubeWatch, c.Table, filter, r)
 	}
 	if len(cfg.Scope.Names) > 1 {
 		names := map[string]bool{}

@@ -164,4 +164,3 @@ func internLabels(in map[string]string) map[string]string {
 func sortParts(p []PartHash) {
 	slices.SortFunc(p, func(a, b PartHash) int { return int(a.Field) - int(b.Field) })
 }
-

@@ -8,14 +8,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // Objects lists and watches plain Pods (protobuf where the clients are set
 // up for it), for the outputs that print no table. Lists go through list,
 // whose requests --request-timeout bounds; watches go through stream,
 // which must have no client timeout, since a watch is meant to stay open.
-func Objects(list, stream kubernetes.Interface, f Filter, r Reporter) Source {
+// With raw, a REST client of the same kind, lists are read from their
+// protobuf bytes (see proto.go), managedFields left undecoded.
+func Objects(list, stream kubernetes.Interface, raw rest.Interface, f Filter, r Reporter) Source {
 	page := func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+		if raw != nil {
+			return rawObjects(ctx, raw, f, opts)
+		}
 		pods, err := list.CoreV1().Pods(f.Namespace).List(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("list pods: %w", err)
@@ -42,6 +48,18 @@ func Objects(list, stream kubernetes.Interface, f Filter, r Reporter) Source {
 			return watch.Filter(w, wrapPodEvent), nil
 		},
 	}
+}
+
+func rawObjects(ctx context.Context, raw rest.Interface, f Filter, opts metav1.ListOptions) (*PodRowList, error) {
+	page, err := rawPods(ctx, raw, f.Namespace, opts)
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
+	}
+	rows, err := decodePage(page, decoder{keepManagedFields: f.KeepManagedFields})
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
+	}
+	return &PodRowList{ListMeta: page.meta, Items: rows}, nil
 }
 
 // wrapPodEvent turns a Pod event into a PodRow event; errors pass unchanged

@@ -69,18 +69,39 @@ func (t *tables) request(c rest.Interface, opts metav1.ListOptions, include meta
 		SetHeader("Accept", TableAccept)
 }
 
-// podRequest asks for plain pods as protobuf; the client's serializer
-// decodes it.
-func (t *tables) podRequest(opts metav1.ListOptions) *rest.Request {
-	return t.podsRequest(t.clients.List, opts).SetHeader("Accept", runtime.ContentTypeProtobuf+","+runtime.ContentTypeJSON)
+func (t *tables) podsRequest(c rest.Interface, opts metav1.ListOptions) *rest.Request {
+	return podsRequest(c, t.filter.Namespace, opts)
 }
 
-func (t *tables) podsRequest(c rest.Interface, opts metav1.ListOptions) *rest.Request {
+func podsRequest(c rest.Interface, namespace string, opts metav1.ListOptions) *rest.Request {
 	req := c.Get().Resource("pods").VersionedParams(&opts, metav1.ParameterCodec)
-	if t.filter.Namespace != "" {
-		req = req.Namespace(t.filter.Namespace)
+	if namespace != "" {
+		req = req.Namespace(namespace)
 	}
 	return req
+}
+
+// rawPods lists one page of pods as protobuf, read as far as its
+// metadata (see proto.go).
+func rawPods(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions) (*rawPage, error) {
+	body, err := rawBody(podsRequest(c, namespace, opts).SetHeader("Accept", runtime.ContentTypeProtobuf).Do(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return parsePodList(body)
+}
+
+// decodePage reads every pod of a page.
+func decodePage(page *rawPage, d decoder) ([]PodRow, error) {
+	rows := make([]PodRow, len(page.items))
+	for i, item := range page.items {
+		row, err := d.decodePod(item)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = row
+	}
+	return rows, nil
 }
 
 // list fetches the pods as protobuf and then, at exactly the same
@@ -102,18 +123,14 @@ func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 	if opts.Continue != "" {
 		cells = t.listTableAsync(ctx, opts, metav1.IncludeNone)
 	}
-	body, err := rawBody(t.podRequest(opts).Do(ctx))
-	if err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
-	}
-	page, err := parsePodList(body)
+	page, err := rawPods(ctx, t.clients.List, t.filter.Namespace, opts)
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	if cells == nil {
 		cells = t.listTableAsync(ctx, cellOptions(opts, page.meta), metav1.IncludeNone)
 	}
-	rows, err := t.decode(page)
+	rows, err := decodePage(page, decoder{lean: t.filter.Lean, keepManagedFields: t.filter.KeepManagedFields})
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
@@ -122,20 +139,6 @@ func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 		return nil, r.err
 	}
 	return t.join(ctx, opts, page.meta, rows, r.table)
-}
-
-// decode reads every pod of a page, lean or whole as the filter says.
-func (t *tables) decode(page *rawPage) ([]PodRow, error) {
-	rows := make([]PodRow, len(page.items))
-	d := decoder{lean: t.filter.Lean, keepManagedFields: t.filter.KeepManagedFields}
-	for i, item := range page.items {
-		row, err := d.decodePod(item)
-		if err != nil {
-			return nil, err
-		}
-		rows[i] = row
-	}
-	return rows, nil
 }
 
 // join pairs the rows with their cells.

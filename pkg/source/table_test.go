@@ -164,6 +164,14 @@ func (f *fakeServer) queries() []string {
 func newTables(t *testing.T, f *fakeServer, filter Filter) Source {
 	t.Helper()
 	f.t = t
+	client := restClient(t, f)
+	return Tables(TableClients{List: client, Watch: client}, filter, nil)
+}
+
+// restClient is a JSON REST client of the server, as podsync's table
+// client is.
+func restClient(t *testing.T, f *fakeServer) rest.Interface {
+	t.Helper()
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	cfg := &rest.Config{Host: srv.URL, APIPath: "/api", ContentConfig: rest.ContentConfig{
@@ -172,7 +180,7 @@ func newTables(t *testing.T, f *fakeServer, filter Filter) Source {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Tables(TableClients{List: client, Watch: client}, filter, nil)
+	return client
 }
 
 func listRows(t *testing.T, src Source, opts metav1.ListOptions) *PodRowList {
@@ -211,8 +219,8 @@ func TestListJoinsProtobufPodsWithCellsOfTheSameSnapshot(t *testing.T) {
 		t.Errorf("list metadata %+v, want resourceVersion 42 and no continue", list.ListMeta)
 	}
 	want := []string{
-		// A consistent list in pages of PageSize, whatever the reflector asked.
-		"proto /api/v1/pods?labelSelector=app%3Dweb&limit=1000",
+		// A consistent list in pages (the first small), whatever the reflector asked.
+		"proto /api/v1/pods?labelSelector=app%3Dweb&limit=500",
 		// Same snapshot, exactly; the protobuf page was the last, so no limit.
 		"table /api/v1/pods?includeObject=None&labelSelector=app%3Dweb&resourceVersion=42&resourceVersionMatch=Exact",
 	}
@@ -275,17 +283,17 @@ func TestListReadsEveryPageOfOneSnapshot(t *testing.T) {
 	// The first page's cells need its resourceVersion; a later page's cells
 	// go with its pods, at the same time, pinned by the same token.
 	want := []string{
-		"proto /api/v1/namespaces/a/pods?limit=1000",
-		"table /api/v1/namespaces/a/pods?includeObject=None&limit=1000&resourceVersion=42&resourceVersionMatch=Exact",
+		"proto /api/v1/namespaces/a/pods?limit=500",
+		"table /api/v1/namespaces/a/pods?includeObject=None&limit=500&resourceVersion=42&resourceVersionMatch=Exact",
 	}
 	if len(got) != 6 || strings.Join(got[:2], "\n") != strings.Join(want, "\n") {
 		t.Fatalf("requests:\n%s\nwant first:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	later := []string{
-		"proto /api/v1/namespaces/a/pods?continue=at-1000&limit=1000",
-		"proto /api/v1/namespaces/a/pods?continue=at-2000&limit=1000",
-		"table /api/v1/namespaces/a/pods?continue=at-1000&includeObject=None&limit=1000",
-		"table /api/v1/namespaces/a/pods?continue=at-2000&includeObject=None&limit=1000",
+		"proto /api/v1/namespaces/a/pods?continue=at-500&limit=5000",
+		"proto /api/v1/namespaces/a/pods?continue=at-5500&limit=5000",
+		"table /api/v1/namespaces/a/pods?continue=at-500&includeObject=None&limit=5000",
+		"table /api/v1/namespaces/a/pods?continue=at-5500&includeObject=None&limit=5000",
 	}
 	rest := slices.Clone(got[2:])
 	slices.Sort(rest)
@@ -322,12 +330,12 @@ func TestListWholeWhenTheSnapshotExpiresBetweenPages(t *testing.T) {
 	// The second page's cells, asked with its pods, may be cancelled
 	// before they reach the server.
 	got := slices.DeleteFunc(f.queries(), func(q string) bool {
-		return q == "table /api/v1/pods?continue=at-1000&includeObject=None&limit=1000"
+		return q == "table /api/v1/pods?continue=at-500&includeObject=None&limit=5000"
 	})
 	want := []string{
-		"proto /api/v1/pods?limit=1000",
-		"table /api/v1/pods?includeObject=None&limit=1000&resourceVersion=42&resourceVersionMatch=Exact",
-		"proto /api/v1/pods?continue=at-1000&limit=1000",
+		"proto /api/v1/pods?limit=500",
+		"table /api/v1/pods?includeObject=None&limit=500&resourceVersion=42&resourceVersionMatch=Exact",
+		"proto /api/v1/pods?continue=at-500&limit=5000",
 		"proto /api/v1/pods?resourceVersion=0",
 		"table /api/v1/pods?includeObject=None&resourceVersion=42&resourceVersionMatch=Exact",
 	}
@@ -347,7 +355,7 @@ func TestListFallsBackToObjectsInRowsWhenTheAnswersDiffer(t *testing.T) {
 			list := listRows(t, newTables(t, f, Filter{}), metav1.ListOptions{ResourceVersion: "0"})
 			checkRows(t, list, "web-1", "web-2")
 			got := f.queries()
-			if len(got) != 3 || got[2] != "table /api/v1/pods?includeObject=Object&limit=1000" {
+			if len(got) != 3 || got[2] != "table /api/v1/pods?includeObject=Object&limit=500" {
 				t.Errorf("requests %q, want protobuf, cells, then the table with objects for the same page", got)
 			}
 		})
@@ -355,33 +363,41 @@ func TestListFallsBackToObjectsInRowsWhenTheAnswersDiffer(t *testing.T) {
 }
 
 func TestObjectsListsInPagesToo(t *testing.T) {
-	f := &fakeServer{listRV: "42", pods: manyPods(PageSize + 1)}
-	f.t = t
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
-		ContentType: runtime.ContentTypeProtobuf, AcceptContentTypes: runtime.ContentTypeProtobuf}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := Objects(cs, cs, Filter{FieldSelector: "spec.nodeName=node-1"}, nil).List(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(list.Items) != PageSize+1 || list.ResourceVersion != "42" || list.Continue != "" {
-		t.Fatalf("got %d pods, metadata %+v; want %d and the snapshot's resourceVersion", len(list.Items), list.ListMeta, PageSize+1)
-	}
-	for i, row := range list.Items {
-		if row.Pod.Name != f.pods[i].Name || row.Pod.ManagedFields != nil || row.Cells != nil {
-			t.Fatalf("row %d: %s with managedFields %v and cells %v, want %s bare", i, row.Pod.Name, row.Pod.ManagedFields, row.Cells, f.pods[i].Name)
-		}
-	}
-	want := []string{
-		"proto /api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1&limit=1000",
-		"proto /api/v1/pods?continue=at-1000&fieldSelector=spec.nodeName%3Dnode-1&limit=1000",
-	}
-	if got := f.queries(); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	for _, raw := range []bool{false, true} {
+		t.Run(fmt.Sprintf("from protobuf bytes %v", raw), func(t *testing.T) {
+			f := &fakeServer{listRV: "42", pods: manyPods(PageSize + 1)}
+			f.t = t
+			srv := httptest.NewServer(f)
+			t.Cleanup(srv.Close)
+			cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
+				ContentType: runtime.ContentTypeProtobuf, AcceptContentTypes: runtime.ContentTypeProtobuf}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rc rest.Interface
+			if raw {
+				rc = restClient(t, f)
+			}
+			list, err := Objects(cs, cs, rc, Filter{FieldSelector: "spec.nodeName=node-1"}, nil).List(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != PageSize+1 || list.ResourceVersion != "42" || list.Continue != "" {
+				t.Fatalf("got %d pods, metadata %+v; want %d and the snapshot's resourceVersion", len(list.Items), list.ListMeta, PageSize+1)
+			}
+			for i, row := range list.Items {
+				if row.Pod.Name != f.pods[i].Name || row.Pod.ManagedFields != nil || row.Cells != nil || row.Pod.Spec.NodeName != "node-1" {
+					t.Fatalf("row %d: %s with managedFields %v and cells %v, want %s whole and bare", i, row.Pod.Name, row.Pod.ManagedFields, row.Cells, f.pods[i].Name)
+				}
+			}
+			want := []string{
+				"proto /api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1&limit=500",
+				"proto /api/v1/pods?continue=at-500&fieldSelector=spec.nodeName%3Dnode-1&limit=5000",
+			}
+			if got := f.queries(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
 	}
 }
 
