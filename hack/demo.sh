@@ -56,6 +56,9 @@ step "A pod that keeps crashing (simulated by the podsync.test/state annotation)
 run kubectl run crashy --image=busybox:1.36 --restart=Always --annotations=podsync.test/state=crashloop -- false
 sleep 12
 
+step "A check on it fails at once and says why: the crashed container's last log lines and its Warning events"
+run kubectl podsync crashy --until ready --timeout 60s || true
+
 step "A pod that is deleted again"
 run kubectl run doomed --image=busybox:1.36 -- sleep 3600
 run kubectl wait --for=condition=Ready pod/doomed --timeout=90s

@@ -34,7 +34,7 @@ func writeContexts(b *strings.Builder, contexts []ContextSummary) {
 		if i > 0 {
 			head = strings.Repeat(" ", len(head))
 		}
-		line := fmt.Sprintf("%s%-*s  %-*s  %-*s  %s", head, nameWidth, c.Name, verdictWidth, c.Verdict, podsWidth, pods[i], OneLine(c.Reason, maxTextLen))
+		line := fmt.Sprintf("%s%-*s  %-*s  %-*s  %s", head, nameWidth, c.Name, verdictWidth, c.Verdict, podsWidth, pods[i], SafeLine(c.Reason, maxTextLen))
 		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
 }

@@ -1,7 +1,7 @@
 package check
 
 import (
-	"sort"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +25,9 @@ type PodExplanation struct {
 	UnmetConditions []UnmetCondition       `json:"unmetConditions"`
 	Containers      []ContainerExplanation `json:"containers"`
 	Events          []EventExplanation     `json:"events"`
+	// Missing says what the explanation lacks and why (a diagnosis not
+	// fetched in time, logs the user may not read).
+	Missing []string `json:"missing,omitempty"`
 }
 
 // UnmetCondition is one --until condition the pod misses, with what was
@@ -51,6 +54,21 @@ type ContainerExplanation struct {
 	ExitCode        *int32       `json:"exitCode,omitempty"`
 	RestartCount    int32        `json:"restartCount"`
 	LastTermination *Termination `json:"lastTermination,omitempty"`
+	// Logs is the tail of the failed container's log, when it was fetched.
+	Logs *LogTail `json:"logs,omitempty"`
+}
+
+// LogTail is the end of one container's log: its previous instance
+// (`kubectl logs --previous`) after a restart, else its current one.
+// Lines are exactly as the container wrote them; Error says why there
+// are none (the log could not be read).
+type LogTail struct {
+	Previous bool     `json:"previous"`
+	Lines    []string `json:"lines"`
+	// Truncated: the byte limit cut the tail, so the last line may be
+	// partial.
+	Truncated bool   `json:"truncated,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 // Termination is how a container's previous run ended; for a container
@@ -190,34 +208,66 @@ func explainContainer(name string, cs *corev1.ContainerStatus, init bool) Contai
 	return x
 }
 
-// explainEvents keeps the newest maxEvents events, newest first,
-// sorting a copy so the caller's slice is left alone.
+// explainEvents folds the events (ExplainEvents) and keeps maxEvents.
 func explainEvents(now time.Time, events []corev1.Event) []EventExplanation {
-	sorted := make([]*corev1.Event, len(events))
-	for i := range events {
-		sorted[i] = &events[i]
-	}
-	sort.SliceStable(sorted, func(i, j int) bool {
-		return eventTime(sorted[i]).After(eventTime(sorted[j]))
-	})
-	if len(sorted) > maxEvents {
-		sorted = sorted[:maxEvents]
-	}
-	out := make([]EventExplanation, 0, len(sorted))
-	for _, ev := range sorted {
-		out = append(out, explainEvent(now, ev))
+	out := ExplainEvents(now, events)
+	if len(out) > maxEvents {
+		out = out[:maxEvents]
 	}
 	return out
 }
 
-func explainEvent(now time.Time, ev *corev1.Event) EventExplanation {
-	x := EventExplanation{Type: ev.Type, Reason: ev.Reason, Message: ev.Message, Count: eventCount(ev)}
-	if t := eventTime(ev); !t.IsZero() {
-		x.LastSeen = t.UTC().Format(time.RFC3339)
-		x.Age = duration.HumanDuration(now.Sub(t))
+// ExplainEvents folds events that say the same thing (type, reason and
+// message) into one, adding up their counts and keeping the newest time,
+// and orders them Warning first, then newest first. The caller's slice is
+// left alone.
+func ExplainEvents(now time.Time, events []corev1.Event) []EventExplanation {
+	type folded struct {
+		x    EventExplanation
+		last time.Time
 	}
-	return x
+	byText := map[[3]string]*folded{}
+	var all []*folded
+	for i := range events {
+		ev := &events[i]
+		k := [3]string{ev.Type, ev.Reason, ev.Message}
+		f := byText[k]
+		if f == nil {
+			f = &folded{x: EventExplanation{Type: ev.Type, Reason: ev.Reason, Message: ev.Message}}
+			byText[k] = f
+			all = append(all, f)
+		}
+		f.x.Count += eventCount(ev)
+		if t := eventTime(ev); t.After(f.last) {
+			f.last = t
+		}
+	}
+	slices.SortStableFunc(all, func(a, b *folded) int {
+		if wa, wb := a.x.Type == corev1.EventTypeWarning, b.x.Type == corev1.EventTypeWarning; wa != wb {
+			if wa {
+				return -1
+			}
+			return 1
+		}
+		return b.last.Compare(a.last)
+	})
+	out := make([]EventExplanation, 0, len(all))
+	for _, f := range all {
+		x := f.x
+		if !f.last.IsZero() {
+			x.LastSeen = f.last.UTC().Format(time.RFC3339)
+			x.Age = duration.HumanDuration(now.Sub(f.last))
+		}
+		out = append(out, x)
+	}
+	return out
 }
+
+// EventTime is when the event was last seen.
+func EventTime(ev *corev1.Event) time.Time { return eventTime(ev) }
+
+// EventCount is how often the event happened (1 when not counted).
+func EventCount(ev *corev1.Event) int32 { return eventCount(ev) }
 
 // eventTime is when the event was last seen, taking the first field set
 // of the old (lastTimestamp) and new (series, eventTime) event APIs.

@@ -65,17 +65,21 @@ type summaryJSON struct {
 //	 "unsatisfied":[{"namespace":"default","name":"web-1","phase":"Running",
 //	   "unmetConditions":[{"condition":"ready","want":"Ready=True","got":"Ready=False","reason":"...","message":"..."}],
 //	   "containers":[{"name":"app","state":"waiting","ready":false,"reason":"CrashLoopBackOff",
-//	     "message":"...","restartCount":4,"lastTermination":{"reason":"Error","exitCode":1}}],
+//	     "message":"...","restartCount":4,"lastTermination":{"reason":"Error","exitCode":1},
+//	     "logs":{"previous":true,"lines":["...","..."]}}],
 //	   "events":[{"type":"Warning","reason":"BackOff","message":"...","count":12,
-//	     "lastSeen":"2025-01-02T03:04:05Z","age":"30s"}]}],
+//	     "lastSeen":"2025-01-02T03:04:05Z","age":"30s"}],
+//	   "missing":["..."]}],
 //	 "omitted":0}
 //
 // verdict is one of met, not met, failed, done, interrupted;
 // durationSeconds has millisecond precision; statuses and events are
-// always objects (events always holds the four kinds), unsatisfied is
-// always an array; reason, omitted and empty optional fields of the
-// explanations are left out. A check about workloads (TYPE/NAME, -f) also
-// has targets, one object per target (see TargetSummary):
+// always objects (events always holds EventKinds: the four pod kinds, and
+// those a flag turned on), unsatisfied is always an array; reason,
+// omitted and empty optional fields of the explanations are left out.
+// Log lines and messages are exactly as the cluster gave them. A check
+// about workloads (TYPE/NAME, -f) also has targets, one object per target
+// (see TargetSummary):
 //
 //	"targets":[{"kind":"Deployment","namespace":"shop","name":"web",
 //	  "verdict":"met","reason":"rolled out 3/3","pods":3,"metAfterSeconds":14.2}]
@@ -116,7 +120,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Verdict:  %s (exit %d) after %s\n", s.Verdict, s.ExitCode, RoundDuration(s.Duration))
 	if s.Reason != "" {
-		fmt.Fprintf(&b, "Reason:   %s\n", OneLine(s.Reason, maxTextLen))
+		fmt.Fprintf(&b, "Reason:   %s\n", SafeLine(s.Reason, maxTextLen))
 	}
 	writeContexts(&b, s.Contexts)
 	writeTargets(&b, s.Targets)
@@ -135,14 +139,7 @@ func (s Summary) WriteText(w io.Writer) error {
 }
 
 func writePod(b *strings.Builder, p *PodExplanation) {
-	name := p.Name
-	if p.Namespace != "" {
-		name = p.Namespace + "/" + p.Name
-	}
-	if p.Context != "" {
-		name += " in context " + p.Context
-	}
-	fmt.Fprintf(b, "Pod %s is not satisfied:\n", name)
+	fmt.Fprintf(b, "Pod %s is not satisfied:\n", podName(p))
 	phase := p.Phase
 	if p.Deleting {
 		phase += " (being deleted)"
@@ -153,18 +150,11 @@ func writePod(b *strings.Builder, p *PodExplanation) {
 	}
 	for i := range p.Containers {
 		writeContainer(b, &p.Containers[i])
+		writeLogTail(b, &p.Containers[i])
 	}
-	if len(p.Events) == 0 {
-		b.WriteString("  Events: none\n")
-		return
-	}
-	b.WriteString("  Events (newest first):\n")
-	for _, ev := range p.Events {
-		age := ev.Age
-		if age == "" {
-			age = "<unknown>"
-		}
-		fmt.Fprintf(b, "    %s ago  %s  %s  x%d  %s\n", age, ev.Type, ev.Reason, ev.Count, OneLine(ev.Message, maxTextLen))
+	writeEvents(b, p.Events)
+	for _, m := range p.Missing {
+		fmt.Fprintf(b, "  Missing: %s\n", SafeLine(m, maxTextLen))
 	}
 }
 
@@ -186,7 +176,7 @@ func writeContainer(b *strings.Builder, c *ContainerExplanation) {
 
 // reasonText renders " (Reason: message)" or nothing.
 func reasonText(reason, message string) string {
-	message = OneLine(message, maxTextLen)
+	reason, message = SafeLine(reason, maxTextLen), SafeLine(message, maxTextLen)
 	switch {
 	case reason != "" && message != "":
 		return " (" + reason + ": " + message + ")"
@@ -210,7 +200,7 @@ func statusList(counts map[string]int) string {
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
+		parts[i] = fmt.Sprintf("%s %d", Escape(k), counts[k])
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -56,14 +56,15 @@ func TestExplainEvents(t *testing.T) {
 	for _, ev := range got {
 		reasons = append(reasons, ev.Reason)
 	}
-	if want := []string{"Newest", "New", "Series", "Mid", "Old"}; !reflect.DeepEqual(reasons, want) {
+	// Warnings first, then newest first.
+	if want := []string{"Newest", "Series", "Mid", "Old", "New"}; !reflect.DeepEqual(reasons, want) {
 		t.Fatalf("event order = %q, want %q", reasons, want)
 	}
 	want := EventExplanation{Type: "Warning", Reason: "Series", Count: 7, LastSeen: "2025-01-02T03:03:45Z", Age: "20s"}
-	if got[2] != want {
-		t.Errorf("series event = %+v, want %+v", got[2], want)
+	if got[1] != want {
+		t.Errorf("series event = %+v, want %+v", got[1], want)
 	}
-	if got[3].Count != 1 || got[3].Age != "5m" || got[0].Count != 12 {
+	if got[2].Count != 1 || got[2].Age != "5m" || got[0].Count != 12 {
 		t.Errorf("counts/ages = %+v", got)
 	}
 	if !reflect.DeepEqual(events, before) {
@@ -130,6 +131,26 @@ func TestExplainContainers(t *testing.T) {
 	}
 }
 
+// Events that say the same thing fold into one, their counts added and
+// the newest time kept.
+func TestExplainEventsFolds(t *testing.T) {
+	events := []corev1.Event{
+		event("BackOff", 40*time.Second, 3),
+		{Type: "Normal", Reason: "Pulled", Message: "pulled", Count: 1, LastTimestamp: metav1.NewTime(now.Add(-time.Second))},
+		event("BackOff", 10*time.Second, 2),
+		event("Failed", time.Minute, 1),
+	}
+	got := ExplainEvents(now, events)
+	want := []EventExplanation{
+		{Type: "Warning", Reason: "BackOff", Message: "BackOff message", Count: 5, LastSeen: "2025-01-02T03:03:55Z", Age: "10s"},
+		{Type: "Warning", Reason: "Failed", Message: "Failed message", Count: 1, LastSeen: "2025-01-02T03:03:05Z", Age: "60s"},
+		{Type: "Normal", Reason: "Pulled", Message: "pulled", Count: 1, LastSeen: "2025-01-02T03:04:04Z", Age: "1s"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ExplainEvents =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
 func failedSummary() Summary {
 	events := []corev1.Event{
 		event("BackOff", 30*time.Second, 12),
@@ -164,7 +185,7 @@ Pod default/web-1 is not satisfied:
   Unmet:  ready: want Ready=True, got Ready=False (ContainersNotReady: containers with unready status: [app])
   Init container init-db: terminated (Completed), exit code 0, ready false, restarts 0
   Container app: waiting (CrashLoopBackOff: back-off 10s restarting failed container=app), ready false, restarts 4; last terminated (Error), exit code 1
-  Events (newest first):
+  Events (warnings first, newest first):
     30s ago  Warning  BackOff  x12  BackOff message
     2m ago  Normal  Pulled  x1  Successfully pulled image "nginx" in 1s
 ... and 2 more unsatisfied pods not shown

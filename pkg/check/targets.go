@@ -236,7 +236,7 @@ func writeTargets(b *strings.Builder, targets []TargetSummary) {
 		if t.Context != "" {
 			name += " --context " + t.Context
 		}
-		reason := OneLine(t.Reason, maxTextLen)
+		reason := SafeLine(t.Reason, maxTextLen)
 		switch t.Verdict {
 		case TargetMet:
 			fmt.Fprintf(b, "%s%s: %s in %s\n", label, name, reason,

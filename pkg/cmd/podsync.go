@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -48,9 +49,10 @@ const example = `  # Watch the pods of the current namespace: SYNC for each exis
 // Bounds of the numeric flags: beyond them a value is a mistake, not a
 // choice (a thousand workers on one queue, a resync that spins).
 const (
-	maxWorkers = 64
-	maxRetries = 100
-	minResync  = time.Second
+	maxWorkers  = 64
+	maxRetries  = 100
+	minResync   = time.Second
+	maxLogLines = 1000
 )
 
 // Options holds every flag of the command and what Complete derives.
@@ -78,6 +80,12 @@ type Options struct {
 	maxRestarts   optionalCount
 	skipUnavail   bool
 	klogFlags     *flag.FlagSet
+	diagnose      bool
+	events        bool
+	logLines      int
+	progress      time.Duration
+	// getenv reads the environment (GitHub Actions); tests replace it.
+	getenv func(string) string
 
 	// Set by Complete and Validate.
 	untilSet, failOnSet bool
@@ -100,6 +108,9 @@ func NewOptions(streams genericiooptions.IOStreams) *Options {
 		workers:     1,
 		maxRetries:  5,
 		color:       "auto",
+		logLines:    10,
+		progress:    30 * time.Second,
+		getenv:      os.Getenv,
 	}
 }
 
@@ -156,6 +167,7 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.Var(&o.maxRestarts, "max-restarts", "With --until: exit 4 when a container restarts more than this many times while the check runs; when not given, restarts are not counted.")
 	f.BoolVar(&o.skipUnavail, "skip-unavailable", false, "With several contexts: go on without a context that cannot be used at start (said once on stderr; a check counts it as failed, never as met) instead of exiting 1.")
 	f.Lookup("context").Usage = "The kubeconfig context to use; a comma-separated list or shell patterns (--context 'prod-*') watch several at once, with a CONTEXT column."
+	o.addDiagnosisFlags(c)
 	// kubectl's words for these speak of lists; podsync streams.
 	f.Lookup("sort-by").Usage = "Order the initial list (the SYNC block) by this JSONPath field, as kubectl get --sort-by orders its list (e.g. '{.metadata.creationTimestamp}'); later changes print as they come."
 	f.Lookup("show-managed-fields").Usage = "Keep managedFields in JSON, YAML and template output (they are never printed otherwise)."
@@ -252,9 +264,14 @@ func (o *Options) Validate() error {
 		// The writer prints one row at a time: the run sorts the list.
 		*o.printFlags.HumanReadableFlags.SortBy = ""
 	}
+	gh, err := o.gitHubActions()
+	if err != nil {
+		return err
+	}
 	w, err := output.New(output.Options{
 		PrintFlags: o.printFlags, AllNamespaces: o.allNamespaces || len(o.targetNamespaces()) > 1, WatchOnly: o.watchOnly,
 		Color: output.ColorWanted(o.color, o.Out), Contexts: o.contextNames(), Out: o.Out,
+		Events: o.events, StopCommands: stopToken(gh),
 	})
 	if err != nil {
 		return usageError("%s", oneLine(err))
@@ -270,6 +287,8 @@ func (o *Options) Validate() error {
 		KeepManagedFields: o.printFlags.JSONYamlPrintFlags.ShowManagedFields && w.Shape() != output.Table,
 		RequestTimeout:    o.restConfig.Timeout,
 		SkipUnavailable:   o.skipUnavail,
+		Diagnose:          o.diagnose, Events: o.events, LogLines: o.logLines,
+		ProgressInterval: o.progress, GitHub: gh,
 	}
 	return nil
 }
@@ -291,6 +310,10 @@ func (o *Options) validateNumbers() error {
 		return usageError("invalid --resync %s: must be 0 (none) or at least %s", o.resync, minResync)
 	case o.timeout < 0:
 		return usageError("invalid --timeout %s: must not be negative", o.timeout)
+	case o.logLines < 0 || o.logLines > maxLogLines:
+		return usageError("invalid --log-lines %d: must be from 0 (no logs) to %d", o.logLines, maxLogLines)
+	case o.progress < 0:
+		return usageError("invalid --progress-interval %s: must not be negative (0: never)", o.progress)
 	}
 	switch o.color {
 	case "auto", "always", "never":

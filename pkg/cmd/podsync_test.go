@@ -83,6 +83,9 @@ func TestBadInputIsUsageErrorBeforeAnyRequest(t *testing.T) {
 		"once and watch-only":     {"--once", "--watch-only"},
 		"unknown context":         {"--context", "nope"},
 		"missing kubeconfig file": {"--kubeconfig", "/does/not/exist"},
+		"negative log lines":      {"--log-lines", "-1"},
+		"too many log lines":      {"--log-lines", "1001"},
+		"negative progress":       {"--progress-interval", "-1s"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

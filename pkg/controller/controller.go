@@ -15,6 +15,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
@@ -45,7 +46,9 @@ type Options struct {
 	// KeepManagedFields keeps managedFields in the cache
 	// (--show-managed-fields); they are stripped otherwise.
 	KeepManagedFields bool
-	// RateLimiter defaults to client-go's controller rate limiter.
+	// RateLimiter spaces the attempts of a key's work; it defaults to
+	// client-go's controller rate limiter. An error with a RetryAfter()
+	// time.Duration method waits at least that long.
 	RateLimiter workqueue.TypedRateLimiter[cache.ObjectName]
 	// OnDrop hears about keys whose work was given up after MaxRetries
 	// failed attempts.
@@ -288,11 +291,13 @@ func (c *Controller) processNext(ctx context.Context) bool {
 
 func (c *Controller) work(ctx context.Context, k cache.ObjectName, row *source.PodRow) {
 	err := c.opts.Work(ctx, k, row)
+	attempt := c.queue.NumRequeues(k) + 1
 	switch {
 	case err == nil || ctx.Err() != nil:
 		c.queue.Forget(k)
-	case c.queue.NumRequeues(k)+1 >= c.opts.MaxRetries:
+	case attempt >= c.opts.MaxRetries:
 		c.queue.Forget(k)
+		klog.V(4).InfoS("Gave up on the work of a pod key", "key", k, "attempts", attempt, "err", err)
 		if c.opts.OnDrop != nil {
 			c.opts.OnDrop(k, fmt.Errorf("gave up after %d failed attempts: %w", c.opts.MaxRetries, err))
 		}
@@ -302,8 +307,23 @@ func (c *Controller) work(ctx context.Context, k cache.ObjectName, row *source.P
 			c.retry[k] = row
 		}
 		c.mu.Unlock()
-		c.queue.AddRateLimited(k)
+		delay := c.opts.RateLimiter.When(k)
+		if after := retryAfter(err); after > delay {
+			delay = after
+		}
+		klog.V(4).InfoS("Retrying the work of a pod key", "key", k, "attempt", attempt, "delay", delay, "err", err)
+		c.queue.AddAfter(k, delay)
 	}
+}
+
+// retryAfter is the least delay an error asks for before the next attempt
+// (a server's Retry-After), 0 if none.
+func retryAfter(err error) time.Duration {
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		return ra.RetryAfter()
+	}
+	return 0
 }
 
 // messages turns what is pending for k into messages: the GONE of earlier

@@ -268,6 +268,38 @@ func TestWorkRetriedThenDropped(t *testing.T) {
 	}
 }
 
+// retryLater is a failure whose server asked to wait before the next try.
+type retryLater time.Duration
+
+func (r retryLater) Error() string             { return "too many requests" }
+func (r retryLater) RetryAfter() time.Duration { return time.Duration(r) }
+
+// An error with a RetryAfter waits at least that long before the next
+// attempt, where the rate limiter alone would retry within milliseconds.
+func TestWorkRetryAfter(t *testing.T) {
+	times := make(chan time.Time, 4)
+	var calls atomic.Int32
+	rec := &recorder{work: func(context.Context, cache.ObjectName, *source.PodRow) error {
+		times <- time.Now()
+		if calls.Add(1) == 1 {
+			return fmt.Errorf("logs: %w", retryLater(300*time.Millisecond))
+		}
+		return nil
+	}}
+	start(t, 1, 5, rec, pod("slow", "1"))
+	var at [2]time.Time
+	for i := range at {
+		select {
+		case at[i] = <-times:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("attempt %d never came", i+1)
+		}
+	}
+	if gap := at[1].Sub(at[0]); gap < 300*time.Millisecond {
+		t.Errorf("second attempt %s after the first, want at least the 300ms Retry-After", gap)
+	}
+}
+
 // Work that fails once and then succeeds is retried with the newest state
 // and its history forgotten.
 func TestWorkRetrySucceeds(t *testing.T) {
@@ -507,8 +539,17 @@ func TestKindsTable(t *testing.T) {
 			t.Errorf("%s has no colour", k)
 		}
 	}
-	if got := fmt.Sprint(names); got != "[SYNC/synced ADD/added UPDATE/updated GONE/gone]" {
+	if got := fmt.Sprint(names); got != "[SYNC/synced ADD/added UPDATE/updated GONE/gone DIAGNOSIS/diagnosed WARNING/warning NORMAL/normal]" {
 		t.Errorf("kinds %s", got)
+	}
+	var pods []string
+	for _, k := range Kinds() {
+		if k.PodState() {
+			pods = append(pods, k.String())
+		}
+	}
+	if got := fmt.Sprint(pods); got != "[SYNC ADD UPDATE GONE]" {
+		t.Errorf("pod state kinds %s", got)
 	}
 }
 

@@ -1,32 +1,50 @@
 package controller
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
 // Kind names what happened to a pod, as the user sees it.
 type Kind int
 
-// The four event names of the contract, in the order kinds holds them.
+// The four event names of the contract, then the kinds --diagnose and
+// --events add, in the order kinds holds them.
 const (
 	Sync Kind = iota
 	Add
 	Update
 	Gone
+	// Diagnosis: a pod in a failure state, its failed containers' last log
+	// lines and its Events (--diagnose; always kept for a check's summary).
+	Diagnosis
+	// Warning and Normal: a Kubernetes Event about a matched pod
+	// (--events), named by the Event's type. Not EVENT: that is the first
+	// column's header, which readers and scripts (grep -v '^EVENT') take
+	// for the header line.
+	Warning
+	Normal
 )
 
 // kinds is the one table of message kinds: the names printed in the EVENT
 // column and counted in the summary, the verbs of -o name, and the colour
-// of --color. Everything that lists the kinds derives from it.
+// of --color. Everything that lists the kinds derives from it. Pod kinds
+// report a pod's state (always counted in the summary); the others report
+// news about a pod and are counted only when shown.
 var kinds = [...]struct {
 	name, verb, color string
+	pod               bool
 }{
-	Sync:   {"SYNC", "synced", "\x1b[34m"},
-	Add:    {"ADD", "added", "\x1b[32m"},
-	Update: {"UPDATE", "updated", "\x1b[33m"},
-	Gone:   {"GONE", "gone", "\x1b[31m"},
+	Sync:      {"SYNC", "synced", "\x1b[34m", true},
+	Add:       {"ADD", "added", "\x1b[32m", true},
+	Update:    {"UPDATE", "updated", "\x1b[33m", true},
+	Gone:      {"GONE", "gone", "\x1b[31m", true},
+	Diagnosis: {"DIAGNOSIS", "diagnosed", "\x1b[36m", false},
+	Warning:   {"WARNING", "warning", "\x1b[35m", false},
+	Normal:    {"NORMAL", "normal", "\x1b[90m", false},
 }
 
 // Kinds lists every kind in the contract's order.
@@ -39,6 +57,11 @@ func Kinds() []Kind {
 }
 
 func (k Kind) valid() bool { return k >= 0 && int(k) < len(kinds) }
+
+// PodState reports whether the kind carries a pod's state (SYNC, ADD,
+// UPDATE, GONE): the check judges these, and the summary always counts
+// them.
+func (k Kind) PodState() bool { return k.valid() && kinds[k].pod }
 
 func (k Kind) String() string {
 	if !k.valid() {
@@ -70,11 +93,26 @@ type Message struct {
 	// Row is the newest state for SYNC, ADD and UPDATE, and the last known
 	// state for GONE; nil for a GONE whose last state nobody knows (a
 	// deletion seen only as a tombstone without an object). It is shared
-	// with the cache: read only.
+	// with the cache: read only. For a DIAGNOSIS it is the state that was
+	// diagnosed; for an EVENT, nil.
 	Row *source.PodRow
 	// Context names the kubeconfig context the pod is in, when a run
 	// watches several; the run sets it, the controller never does.
 	Context string
+	// Diagnosis is set for a DIAGNOSIS message.
+	Diagnosis *diagnose.Diagnosis
+	// Event is set for a WARNING or NORMAL message: the Event, its count
+	// folded (see podsync); read only.
+	Event *corev1.Event
+}
+
+// EventKind is the kind of a message about ev: WARNING for a Warning
+// Event, NORMAL for any other.
+func EventKind(ev *corev1.Event) Kind {
+	if ev.Type == corev1.EventTypeWarning {
+		return Warning
+	}
+	return Normal
 }
 
 // pending is what happened to one key since a worker last took it. Several

@@ -31,8 +31,8 @@ type contextKey struct {
 // the order they were given, again from the start after the last; none
 // is an event colour, so the two columns never look alike.
 var contextPalette = []string{
-	"\x1b[36m", "\x1b[35m", "\x1b[96m", "\x1b[95m",
-	"\x1b[94m", "\x1b[92m", "\x1b[93m", "\x1b[91m",
+	"\x1b[96m", "\x1b[95m", "\x1b[94m", "\x1b[92m",
+	"\x1b[93m", "\x1b[91m", "\x1b[1;36m", "\x1b[1;35m",
 }
 
 // multi reports whether messages name their context.
@@ -109,22 +109,32 @@ func (w *Writer) widenForContexts(names []string, widths []int) {
 // printEventEnvelope prints a YAML (or KYAML) event with its context: the
 // printers take the envelope as JSON, as they take a WatchEvent.
 func (w *Writer) printEventEnvelope(msg controller.Message, pod *corev1.Pod) error {
-	var envelope bytes.Buffer
-	if err := w.appendEventJSON(&envelope, msg.Kind, msg.Context, pod); err != nil {
+	envelope, err := w.envelope(msg, pod)
+	if err != nil {
 		return err
 	}
-	return w.printWhole(w.printer, &runtime.Unknown{Raw: envelope.Bytes(), ContentType: runtime.ContentTypeJSON})
+	return w.printWhole(w.printer, envelope)
+}
+
+// envelope is {"type","context","object"} for the printers, which take it
+// as JSON, as they take a WatchEvent.
+func (w *Writer) envelope(msg controller.Message, obj any) (runtime.Object, error) {
+	var envelope bytes.Buffer
+	if err := w.appendEventJSON(&envelope, msg.Kind, msg.Context, obj); err != nil {
+		return nil, err
+	}
+	return &runtime.Unknown{Raw: envelope.Bytes(), ContentType: runtime.ContentTypeJSON}, nil
 }
 
 // printName prints pod/NAME VERB, after the context with several.
-func (w *Writer) printName(msg controller.Message, pod *corev1.Pod) error {
+func (w *Writer) printName(msg controller.Message, obj runtime.Object) error {
 	p := w.names[msg.Kind]
 	if !w.multi() {
-		return w.printWhole(p, pod)
+		return w.printWhole(p, obj)
 	}
 	n := w.buf.Len()
 	w.buf.WriteString(msg.Context + " ")
-	if err := w.printWhole(p, pod); err != nil {
+	if err := w.printWhole(p, obj); err != nil {
 		w.buf.Truncate(n)
 		return err
 	}

@@ -22,10 +22,10 @@ func (w *Writer) printEventJSON(kind controller.Kind, pod *corev1.Pod) error {
 // appendEventJSON writes the envelope of printEventJSON to dst, with
 // "context" after "type" when context is set (a run over several
 // contexts).
-func (w *Writer) appendEventJSON(dst *bytes.Buffer, kind controller.Kind, context string, pod *corev1.Pod) error {
+func (w *Writer) appendEventJSON(dst *bytes.Buffer, kind controller.Kind, context string, obj any) error {
 	w.scratch.Reset()
-	if err := json.NewEncoder(&w.scratch).Encode(pod); err != nil {
-		return fmt.Errorf("marshal the pod: %w", err)
+	if err := json.NewEncoder(&w.scratch).Encode(obj); err != nil {
+		return fmt.Errorf("marshal the %s: %w", kind, err)
 	}
 	object := w.scratch.Bytes()
 	object = object[:len(object)-1] // Encode ends with a newline

@@ -2,6 +2,8 @@ package output
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 )
 
 // The tabwriter never re-pads a line it has written, so a cell wider than
@@ -40,6 +42,9 @@ func (w *Writer) seedWidths(cols []metav1.TableColumnDefinition) []int {
 	}
 	if w.multi() {
 		w.widenForContexts(names, widths)
+	}
+	if w.opts.Events {
+		widths[0] = max(widths[0], len(controller.Warning.String())+cellPadding)
 	}
 	return widths
 }

@@ -62,7 +62,14 @@ type Options struct {
 	// Contexts are the contexts of a run over several, in the order their
 	// colours follow; with fewer than two, messages do not name theirs.
 	Contexts []string
-	Out      io.Writer
+	// Events: WARNING and NORMAL messages may come (--events), so the
+	// EVENT column starts wide enough for them.
+	Events bool
+	// StopCommands, under GitHub Actions, is the run's random token: text
+	// from the cluster is printed between ::stop-commands::TOKEN and
+	// ::TOKEN::, so it cannot run a workflow command.
+	StopCommands string
+	Out          io.Writer
 	// Now is the clock for the AGE column; tests fix it.
 	Now func() time.Time
 }
@@ -92,6 +99,8 @@ type Writer struct {
 	// column definitions, built from the first row.
 	labels labelColumns
 	cols   []metav1.TableColumnDefinition
+	// told is what a table has shown of each pod's diagnoses.
+	told map[contextKey]*told
 }
 
 // New builds the printer; an error here is a usage error (bad -o value or
@@ -149,10 +158,14 @@ func (w *Writer) SetBuffered(b bool) { w.buffered = b }
 // for CHANGES but not printed; a GONE without a known last state has
 // nothing to print.
 func (w *Writer) Write(msg controller.Message) error {
+	if !msg.Kind.PodState() {
+		return w.writeNews(msg)
+	}
 	key := contextKey{context: w.messageContext(msg), key: msg.Key}
 	prev := w.last[key]
 	if msg.Kind == controller.Gone {
 		delete(w.last, key)
+		delete(w.told, key)
 	} else if w.shape == Table {
 		w.last[key] = msg.Row
 	}

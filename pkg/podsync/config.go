@@ -58,6 +58,29 @@ type Config struct {
 	// start, when the run has several: it is said once, and a check
 	// counts it as failed, never as met.
 	SkipUnavailable bool
+	// Diagnose prints a DIAGNOSIS message for each pod that enters a
+	// failure state (--diagnose). A check diagnoses such pods either way,
+	// for its summary.
+	Diagnose bool
+	// Events prints the Kubernetes Events of the matched pods as WARNING
+	// and NORMAL messages (--events).
+	Events bool
+	// LogLines is the length of a diagnosis' log tails (0: no logs).
+	LogLines int
+	// ProgressInterval: a check that printed nothing for this long says on
+	// stderr what it waits on (0: never).
+	ProgressInterval time.Duration
+	// GitHub is set when the run is a GitHub Actions step.
+	GitHub *GitHubActions
+}
+
+// GitHubActions is what a run does for GitHub Actions: text from the
+// cluster between ::stop-commands::Token and ::Token::, an ::error
+// annotation per pod a failed check explains, and the summary appended
+// to StepSummary (a file; "" for none) as Markdown.
+type GitHubActions struct {
+	Token       string
+	StepSummary string
 }
 
 // Scope says which pods of each cluster match.

@@ -2,17 +2,17 @@ package podsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
@@ -48,70 +48,73 @@ func (s *stream) explainAll(ctx context.Context) ([]check.PodExplanation, int) {
 }
 
 // explain describes the failing pod and the pods that miss a condition,
-// each with its most recent Events.
+// each with its most recent Events and its diagnosis.
 func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplanation, int) {
-	v := w.eval.Verdict()
-	keys := w.eval.UnsatisfiedKeys()
-	if v.State == check.Failed {
-		keys = append([]string{v.Failure.Key}, slices.DeleteFunc(keys, func(k string) bool { return k == v.Failure.Key })...)
-	}
-	omitted := 0
-	if len(keys) > maxExplained {
-		keys, omitted = keys[:maxExplained], len(keys)-maxExplained
-	}
+	keys, omitted := explainedKeys(w)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), explainTime)
 	defer cancel()
 	var out []check.PodExplanation
 	for _, k := range keys {
-		pod := w.lastPod(k)
-		if pod == nil {
+		row := w.row(k)
+		if row == nil {
 			continue
 		}
+		pod := row.Pod
 		events, err := s.events(ctx, w, pod)
-		if err != nil {
-			fmt.Fprintf(s.stderr, "warning: %sevents of pod %s: %s\n", w.prefix(), k, check.OneLine(err.Error(), 0))
+		if err != nil && !errors.Is(err, diagnose.ErrRefused) {
+			fmt.Fprintf(s.stderr, "warning: %sevents of pod %s: %s\n", w.prefix(), k, check.SafeLine(err.Error(), 0))
 		}
 		x := check.Explain(pod, s.cfg.Check.Conditions, events)
 		x.Context = w.label
 		if gap, ok := w.eval.RolloutGap(k); ok {
 			x.UnmetConditions = append(x.UnmetConditions, gap)
 		}
+		s.attachDiagnosis(w, k, &x, err == nil)
 		out = append(out, x)
 	}
 	return out, omitted
 }
 
-// lastPod is the newest state known of the pod with key k: the informer's,
-// or, when a check failed on a page of the initial list before the
-// informer had the list, the page's.
-func (w *clusterRun) lastPod(k string) *corev1.Pod {
-	if obj, ok, err := w.ctrl.Indexer().GetByKey(k); err == nil && ok {
-		return obj.(*source.PodRow).Pod
+// explainedKeys are the pods a failed check explains: the failing pod
+// first, then those that miss a condition, at most maxExplained; the
+// rest are counted.
+func explainedKeys(w *clusterRun) ([]string, int) {
+	v := w.eval.Verdict()
+	keys := w.eval.UnsatisfiedKeys()
+	if v.State == check.Failed {
+		keys = append([]string{v.Failure.Key}, slices.DeleteFunc(keys, func(k string) bool { return k == v.Failure.Key })...)
 	}
-	name, err := cache.ParseObjectName(k)
-	if row := w.streamed[name]; err == nil && row != nil {
-		return row.Pod
+	if len(keys) > maxExplained {
+		return keys[:maxExplained], len(keys) - maxExplained
 	}
-	return nil
+	return keys, 0
+}
+
+// explained are the keys explainedKeys explains.
+func explained(w *clusterRun) []string {
+	keys, _ := explainedKeys(w)
+	return keys
 }
 
 // events lists a pod's Events, retrying what may pass, up to --max-retries
-// attempts.
+// attempts; a namespace whose events were refused is not asked again.
 func (s *stream) events(ctx context.Context, w *clusterRun, pod *corev1.Pod) ([]corev1.Event, error) {
 	if w.clients == nil {
 		return nil, nil
 	}
-	list, err := source.Retry(ctx, source.Backoff(), s.cfg.MaxRetries, mayPass, func() (*corev1.EventList, error) {
-		return w.clients.Kube.CoreV1().Events(pod.Namespace).SearchWithContext(ctx, scheme.Scheme, pod)
-	})
+	list := func() ([]corev1.Event, error) {
+		l, err := w.clients.Kube.CoreV1().Events(pod.Namespace).SearchWithContext(ctx, scheme.Scheme, pod)
+		if err != nil {
+			return nil, err
+		}
+		return l.Items, nil
+	}
+	if w.diagnoser != nil {
+		list = func() ([]corev1.Event, error) { return w.diagnoser.Events(ctx, pod) }
+	}
+	events, err := source.Retry(ctx, source.Backoff(), s.cfg.MaxRetries, diagnose.Retriable, list)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
-	return list.Items, nil
-}
-
-// mayPass reports whether a failed request may work if asked again: the
-// server was unreachable or busy, rather than refusing.
-func mayPass(err error) bool {
-	return source.Unreachable(err) || apierrors.IsInternalError(err)
+	return events, nil
 }

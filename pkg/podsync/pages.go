@@ -96,8 +96,8 @@ func (s *stream) restream(c *clusterRun, key cache.ObjectName, row *source.PodRo
 // silent, a SYNC of a newer state is an UPDATE, and a pod of another UID
 // than the streamed one is GONE first.
 func (s *stream) unstream(c *clusterRun, msgs []controller.Message) []controller.Message {
-	if c.streamed == nil || len(msgs) == 0 {
-		return msgs
+	if c.streamed == nil || len(msgs) == 0 || !msgs[0].Kind.PodState() {
+		return msgs // news about a pod (a diagnosis, an Event) is not its state
 	}
 	key := msgs[0].Key
 	old := c.streamed[key]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
@@ -49,11 +50,16 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 			case <-ctx.Done(): // the loop has ended already
 			}
 		})
+		if cfg.Events && w.clients != nil {
+			wg.Go(func() { s.watchEvents(ctx, w, start) })
+		}
 	}
 	end := s.loop(ctx)
+	took := time.Since(start)
+	s.awaitDiagnoses(ctx, end)
 	cancel(end.cause)
 	wg.Wait()
-	return s.finish(ctx, end, time.Since(start))
+	return s.finish(ctx, end, took)
 }
 
 // clusterRun is one cluster's part of a run: its controller (informer, queue,
@@ -84,13 +90,25 @@ type clusterRun struct {
 	unavailable error
 	// label names the cluster in what is said about it, with several.
 	label string
+	// namespace is the one namespace whose Events the run watches ("" for
+	// all): the pods', or, for targets in several namespaces, all.
+	namespace string
 	// streamed holds the pods of the initial list printed from its pages,
 	// before the informer had the whole list (see pages.go).
 	streamed map[cache.ObjectName]*source.PodRow
+	// diagnoser diagnoses pods in a failure state (nil: the run does not);
+	// diag holds the diagnoses delivered.
+	diagnoser *diagnose.Diagnoser
+	diag      *diagnoses
+	// join joins Events to the pods shown (--events).
+	join *eventJoin
+	// changed holds when each pod last changed, for the progress line.
+	changed map[string]time.Time
 }
 
 func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*clusterRun, error) {
-	w := &clusterRun{index: i, name: c.Name, clients: c.Clients, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check)}
+	w := &clusterRun{index: i, name: c.Name, clients: c.Clients, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check),
+		join: newEventJoin(), changed: map[string]time.Time{}}
 	w.ctx, w.stop = context.WithCancelCause(ctx)
 	if s.several {
 		w.label = c.Name
@@ -107,6 +125,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		w.targets = t
 		t.prepare(w.eval)
 	}
+	w.namespace = eventNamespace(cfg, c, w.targets)
 	src := c.Source
 	if src == nil {
 		conn := &connection{ctx: w.ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once, name: w.label}
@@ -137,7 +156,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 			observe = w.targets.keptPages(observe)
 		}
 	}
-	ctrl, err := controller.New(controller.Options{
+	opts := controller.Options{
 		ListerWatcher: src.ListerWatcher(observe),
 		Deliver: func(ctx context.Context, msgs []controller.Message) error {
 			select {
@@ -158,7 +177,9 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		OnDrop: func(key cache.ObjectName, err error) {
 			fmt.Fprintf(s.stderr, "error: %spod %s: %s\n", w.prefix(), key, check.OneLine(err.Error(), 0))
 		},
-	})
+	}
+	w.setUpDiagnosis(ctx, cfg, c, s, &opts)
+	ctrl, err := controller.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("pod controller: %w", err)
 	}
@@ -220,4 +241,19 @@ func joinSelectors(a, b string) string {
 		return b
 	}
 	return a + "," + b
+}
+
+// eventNamespace is where a cluster's Events are watched: the namespace of
+// its pods, or every namespace when its targets are in several.
+func eventNamespace(cfg Config, c Cluster, t *targetRun) string {
+	switch {
+	case t != nil:
+		if nss := t.namespaces(); len(nss) == 1 {
+			return nss[0]
+		}
+		return ""
+	case c.Namespace != "" && !cfg.Scope.AllNamespaces:
+		return c.Namespace
+	}
+	return cfg.Scope.Namespace
 }

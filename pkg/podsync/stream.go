@@ -36,6 +36,9 @@ type stream struct {
 	// says it has, so a check judges on without printing.
 	stdoutGone <-chan struct{}
 	outClosed  bool
+	// graceOver: a failed check stopped waiting for diagnoses.
+	graceOver bool
+	progress  *progress
 }
 
 // delivery is one key's messages from a worker of clusters[cluster].
@@ -67,6 +70,7 @@ func newStream(ctx context.Context, cfg Config, several bool) *stream {
 		unavailable: make(chan unavailable),
 		workloads:   make(chan workloadEvent),
 		stdoutGone:  output.WatchClosed(ctx, cfg.Stdout),
+		progress:    newProgress(cfg),
 	}
 }
 
@@ -105,6 +109,8 @@ func (s *stream) loop(ctx context.Context) ending {
 			if end, over := s.handle(c, s.unstream(c, d.msgs)); over {
 				return end
 			}
+		case <-s.progress.due():
+			s.sayProgress()
 		}
 		if end, over := s.judge(ctx); over {
 			return end
@@ -152,6 +158,9 @@ func (s *stream) printHeld(w *clusterRun) (ending, bool) {
 // handle judges each message of one key, then prints it: the verdict never
 // waits on, nor depends on, printing.
 func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool) {
+	if len(msgs) == 1 && !msgs[0].Kind.PodState() {
+		return s.news(w, msgs[0])
+	}
 	if s.cfg.Once && w.initial {
 		return ending{}, false // --once judges the initial list only
 	}
@@ -160,9 +169,10 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 		s.observe(w, m)
 		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Kind == controller.Sync && !s.cfg.WatchOnly) {
 			w.held = append(w.held, m)
-			continue
+		} else if end, over := s.print(m); over {
+			return end, true
 		}
-		if end, over := s.print(m); over {
+		if end, over := s.podNews(w, m); over {
 			return end, true
 		}
 	}
@@ -196,6 +206,7 @@ func (s *stream) print(m controller.Message) (ending, bool) {
 	var we *output.WriteError
 	switch {
 	case err == nil:
+		s.progress.printed()
 		return ending{}, false
 	case errors.As(err, &we):
 		return s.writeFailed(we)

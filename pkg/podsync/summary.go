@@ -17,7 +17,7 @@ import (
 func (s *stream) summary(ctx context.Context, out Outcome, took time.Duration) {
 	sum := check.Summary{
 		Verdict: out.Verdict.String(), ExitCode: out.ExitCode(), Duration: took,
-		Statuses: map[string]int{}, Events: map[string]int{}, EventKinds: kindNames(),
+		Statuses: map[string]int{}, Events: map[string]int{}, EventKinds: kindNames(s.cfg),
 	}
 	sum.Reason = s.reason()
 	gone := slices.ContainsFunc(s.cfg.Check.Conditions, func(c check.Condition) bool { return c.Kind == check.KindGone })
@@ -36,7 +36,7 @@ func (s *stream) summary(ctx context.Context, out Outcome, took time.Duration) {
 	if out.Verdict == Interrupted {
 		sum.Reason = SignalError{Signal: out.Signal}.Error()
 	}
-	_ = sum.WriteText(s.stderr)
+	s.writeSummary(sum)
 	if s.cfg.JSONSummary {
 		_ = sum.WriteJSON(s.stderr)
 	}
@@ -48,11 +48,18 @@ func mergeCounts(into, from map[string]int) {
 	}
 }
 
-// kindNames lists the message kinds in the contract's order.
-func kindNames() []string {
+// kindNames lists the message kinds the summary always counts, in the
+// kinds table's order: the pod kinds, then those the run prints
+// (DIAGNOSIS with --diagnose, WARNING and NORMAL with --events).
+func kindNames(cfg Config) []string {
 	var out []string
 	for _, k := range controller.Kinds() {
-		out = append(out, k.String())
+		switch {
+		case k.PodState(),
+			k == controller.Diagnosis && cfg.Diagnose,
+			(k == controller.Warning || k == controller.Normal) && cfg.Events:
+			out = append(out, k.String())
+		}
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
 	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
@@ -26,7 +27,9 @@ func TestCrashLoopFailsFast(t *testing.T) {
 		"Pods:     1 matched (CrashLoopBackOff 1)",
 		"Container app: waiting (CrashLoopBackOff: back-off 4s restarting failed container=app",
 		"last terminated (Error), exit code 1",
-		"Events (newest first):", "Normal  Scheduled  x1  Successfully assigned "+ns+"/crash-")
+		"Events (warnings first, newest first):", "Normal  Scheduled  x1  Successfully assigned "+ns+"/crash-",
+		// The crash's log, read as the check failed.
+		"      "+localcluster.CrashLoopLastLine+"\n")
 }
 
 // A container whose image cannot be pulled fails the check at once.

@@ -57,7 +57,7 @@ func TestJobFails(t *testing.T) {
 	wantLines(t, r.Stdout, `^UPDATE\s+broken-\S+\s+0/1\s+Error\s`, 1)
 	wantStderr(t, r, "has phase Failed: container \"app\" terminated with exit code 1 (Error)",
 		"Phase:  Failed", "Container app: terminated (Error), exit code 1")
-	if !strings.Contains(r.Stderr, "Events (newest first):") {
+	if !strings.Contains(r.Stderr, "Events (warnings first, newest first):") {
 		t.Errorf("the failed pod's events are not shown\n%s", r)
 	}
 }

@@ -34,7 +34,7 @@ func TestNeverReadyExplainsAtTimeout(t *testing.T) {
 		"  Phase:  Running\n",
 		"  Unmet:  ready: want Ready=True, got Ready=False (ContainersNotReady: containers with unready status: [app])\n",
 		"  Container app: running, ready false, restarts 0\n",
-		"  Events (newest first):\n",
+		"  Events (warnings first, newest first):\n",
 		"  Warning  Unhealthy  x1  Readiness probe failed: HTTP probe failed with statuscode: 503\n")
 }
 

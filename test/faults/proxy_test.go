@@ -150,6 +150,31 @@ type expiryProxy struct {
 
 func newExpiryProxy(t testing.TB, admin *rest.Config) *expiryProxy {
 	t.Helper()
+	p := &expiryProxy{}
+	p.srv = startTLS(t, adminProxy(t, admin, func(r *httputil.ProxyRequest) {
+		q := r.In.URL.Query()
+		if !strings.HasSuffix(r.In.URL.Path, "/pods") {
+			return
+		}
+		if w := q.Get("watch"); w == "true" || w == "1" {
+			p.watches.Add(1)
+			q.Del("timeoutSeconds")
+			r.Out.URL.RawQuery = q.Encode()
+			return
+		}
+		p.lists.Add(1)
+		if p.watches.Load() > 0 {
+			p.relists.Add(1)
+		}
+	}))
+	return p
+}
+
+// adminProxy is a reverse proxy to the API server that authenticates
+// upstream as the admin; rewrite, if set, may change each request after
+// it is pointed upstream.
+func adminProxy(t testing.TB, admin *rest.Config, rewrite func(*httputil.ProxyRequest)) *httputil.ReverseProxy {
+	t.Helper()
 	upstream, err := url.Parse(admin.Host)
 	if err != nil {
 		t.Fatal(err)
@@ -158,32 +183,26 @@ func newExpiryProxy(t testing.TB, admin *rest.Config) *expiryProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &expiryProxy{}
-	rp := &httputil.ReverseProxy{
+	return &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(upstream)
-			q := r.In.URL.Query()
-			if strings.HasSuffix(r.In.URL.Path, "/pods") {
-				if w := q.Get("watch"); w == "true" || w == "1" {
-					p.watches.Add(1)
-					q.Del("timeoutSeconds")
-					r.Out.URL.RawQuery = q.Encode()
-				} else {
-					p.lists.Add(1)
-					if p.watches.Load() > 0 {
-						p.relists.Add(1)
-					}
-				}
+			if rewrite != nil {
+				rewrite(r)
 			}
 		},
 		Transport:     transport,
 		FlushInterval: -1,
 	}
-	p.srv = httptest.NewUnstartedServer(rp)
-	p.srv.EnableHTTP2 = true
-	p.srv.StartTLS()
-	t.Cleanup(p.srv.Close)
-	return p
+}
+
+// startTLS serves h over HTTPS (HTTP/2 too) until the test ends.
+func startTLS(t testing.TB, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // caPEM is the proxy's self-signed serving certificate, for a kubeconfig.

@@ -1,0 +1,162 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// hostileSummary explains a crash-looping pod whose previous log and
+// status message hold a terminal escape sequence and workflow commands.
+func hostileSummary() Summary {
+	pod := crashPod()
+	pod.Status.ContainerStatuses[0].State.Waiting.Message = "back-off \x1b]0;owned\x07\x1b[2J restarting"
+	x := ExplainAt(now, pod, mustConditions("ready"), []corev1.Event{event("BackOff", 30*time.Second, 2)})
+	x.Containers[1].Logs = &LogTail{Previous: true, Lines: []string{
+		"starting",
+		"\x1b[31mred\x1b[0m and a bell\x07",
+		"::error::spoofed",
+		"  ::add-mask::secret",
+		"| a | table | <b>html</b> [link](http://x) ```",
+	}}
+	x.Missing = []string{"events: \x1b[2J forbidden"}
+	return Summary{Verdict: "failed", ExitCode: 4, Duration: time.Second, Pods: 1, EventKinds: kinds,
+		Reason: "pod default/web-1: \x1b[2J", Unsatisfied: []PodExplanation{x}}
+}
+
+func TestWriteTextLogsEscaped(t *testing.T) {
+	var buf bytes.Buffer
+	if err := hostileSummary().WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"  Container app: waiting (CrashLoopBackOff: back-off ^[]0;owned^G^[[2J restarting), ready false, restarts 4; last terminated (Error), exit code 1\n" +
+			"    Log, last 5 lines (previous instance):\n" +
+			"      starting\n" +
+			"      ^[[31mred^[[0m and a bell^G\n" +
+			"      ::error::spoofed\n",
+		"  Missing: events: ^[[2J forbidden\n",
+		"Reason:   pod default/web-1: ^[[2J\n",
+	} {
+		wantSafe(t, "text", out, want)
+	}
+}
+
+// wantSafe requires out to hold want and no raw escape or bell.
+func wantSafe(t *testing.T, what, out, want string) {
+	t.Helper()
+	if !strings.Contains(out, want) {
+		t.Errorf("%s lacks %q\n%s", what, want, out)
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("%s holds raw control characters:\n%q", what, out)
+	}
+}
+
+func TestWriteTextLogStates(t *testing.T) {
+	x := ExplainAt(now, crashPod(), nil, nil)
+	x.Containers[0].Logs = &LogTail{Error: "pods \"web-1\" is forbidden: cannot get resource \"pods/log\""}
+	x.Containers[1].Logs = &LogTail{Lines: []string{}, Previous: false}
+	var buf bytes.Buffer
+	if err := (Summary{Verdict: "failed", Unsatisfied: []PodExplanation{x}}).WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"    Log: not available: pods \"web-1\" is forbidden: cannot get resource \"pods/log\"\n",
+		"    Log: empty (current instance)\n",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text lacks %q\n%s", want, buf.String())
+		}
+	}
+}
+
+// JSON keeps the text exactly: its encoder escapes control characters.
+func TestWriteJSONLogsExact(t *testing.T) {
+	s := hostileSummary()
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(buf.String(), "\x1b\x07") {
+		t.Errorf("JSON holds raw control characters")
+	}
+	var back struct {
+		Unsatisfied []PodExplanation `json:"unsatisfied"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	got := back.Unsatisfied[0].Containers[1].Logs
+	want := s.Unsatisfied[0].Containers[1].Logs
+	if got == nil || !got.Previous || strings.Join(got.Lines, "\n") != strings.Join(want.Lines, "\n") {
+		t.Errorf("logs came back as %+v, want %+v", got, want)
+	}
+	if !strings.Contains(buf.String(), `"logs":{"previous":true,"lines":["starting","\u001b[31mred\u001b[0m and a bell\u0007","::error::spoofed",`) {
+		t.Errorf("JSON logs shape:\n%s", buf.String())
+	}
+	if !strings.Contains(buf.String(), `"missing":["events: \u001b[2J forbidden"]`) {
+		t.Errorf("JSON lacks missing:\n%s", buf.String())
+	}
+}
+
+func TestWriteAnnotations(t *testing.T) {
+	var buf bytes.Buffer
+	if err := hostileSummary().WriteAnnotations(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.Count(out, "\n") != 1 {
+		t.Fatalf("want one annotation line, got:\n%s", out)
+	}
+	want := "::error title=pod default/web-1%3A CrashLoopBackOff::container app: waiting (CrashLoopBackOff: back-off ^[]0;owned^G^[[2J restarting)" +
+		"%0Astarting%0A^[[31mred^[[0m and a bell^G%0A::error::spoofed%0A  ::add-mask::secret%0A| a | table | <b>html</b> [link](http://x) ```\n"
+	if out != want {
+		t.Errorf("annotation:\n%q\nwant\n%q", out, want)
+	}
+}
+
+func TestEscapeWorkflowCommand(t *testing.T) {
+	if got := escapeData("100% done\r\nnext"); got != "100%25 done%0D%0Anext" {
+		t.Errorf("escapeData = %q", got)
+	}
+	if got := escapeProperty("a:b,c%\n"); got != "a%3Ab%2Cc%25%0A" {
+		t.Errorf("escapeProperty = %q", got)
+	}
+	if got := StopCommands("tok", "::error::x\n"); got != "::stop-commands::tok\n::error::x\n::tok::\n" {
+		t.Errorf("StopCommands = %q", got)
+	}
+	if got := StopCommands("", "text\n"); got != "text\n" {
+		t.Errorf("StopCommands without token = %q", got)
+	}
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	var buf bytes.Buffer
+	if err := hostileSummary().WriteMarkdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"### kubectl podsync: failed (exit 4) after 1s\n",
+		"| pod | phase | containers | unmet | events |\n|---|---|---|---|---|\n",
+		"| default/web-1 |",
+		"<details><summary>default/web-1, container app: last 5 log lines (previous instance)</summary>\n\n````text\nstarting\n^[[31mred^[[0m and a bell^G\n::error::spoofed\n",
+		"| a | table | <b>html</b> [link](http://x) ```\n````\n\n</details>\n",
+	} {
+		wantSafe(t, "Markdown", out, want)
+	}
+}
+
+func TestMdText(t *testing.T) {
+	got := mdText("a | b <img src=x> [l](u) *x* `c` & \\")
+	want := `a \| b &lt;img src=x&gt; \[l\](u) \*x\* \` + "`c\\`" + ` &amp; \\`
+	if got != want {
+		t.Errorf("mdText = %q, want %q", got, want)
+	}
+}

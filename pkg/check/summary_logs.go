@@ -1,0 +1,63 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+)
+
+// writeLogTail writes a container's log tail under its line, each line
+// escaped and cut to maxTextLen, or why there is none.
+func writeLogTail(b *strings.Builder, c *ContainerExplanation) {
+	l := c.Logs
+	if l == nil {
+		return
+	}
+	switch {
+	case l.Error != "":
+		fmt.Fprintf(b, "    Log: not available: %s\n", SafeLine(l.Error, maxTextLen))
+		return
+	case len(l.Lines) == 0:
+		fmt.Fprintf(b, "    Log: empty (%s)\n", logInstance(l))
+		return
+	}
+	fmt.Fprintf(b, "    Log, last %d %s (%s):\n", len(l.Lines), plural(len(l.Lines), "line", "lines"), logInstance(l))
+	for _, line := range l.Lines {
+		fmt.Fprintf(b, "      %s\n", LogLine(line))
+	}
+	if l.Truncated {
+		b.WriteString("      … (cut at the byte limit)\n")
+	}
+}
+
+// LogLine is one log line made safe for a terminal and cut to a
+// readable length; tabs stay.
+func LogLine(line string) string {
+	r := []rune(line)
+	if len(r) > maxTextLen {
+		line = string(r[:maxTextLen-1]) + "…"
+	}
+	return Escape(strings.ReplaceAll(line, "\n", " "))
+}
+
+func logInstance(l *LogTail) string {
+	if l.Previous {
+		return "previous instance"
+	}
+	return "current instance"
+}
+
+// writeEvents writes a pod's folded events, escaped.
+func writeEvents(b *strings.Builder, events []EventExplanation) {
+	if len(events) == 0 {
+		b.WriteString("  Events: none\n")
+		return
+	}
+	b.WriteString("  Events (warnings first, newest first):\n")
+	for _, ev := range events {
+		age := ev.Age
+		if age == "" {
+			age = "<unknown>"
+		}
+		fmt.Fprintf(b, "    %s ago  %s  %s  x%d  %s\n", age, SafeLine(ev.Type, 0), SafeLine(ev.Reason, 0), ev.Count, SafeLine(ev.Message, maxTextLen))
+	}
+}

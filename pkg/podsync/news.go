@@ -1,0 +1,57 @@
+package podsync
+
+import (
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+)
+
+// news handles a message that is news about a pod rather than its state
+// (DIAGNOSIS, WARNING, NORMAL): the check does not judge it. A diagnosis
+// is kept for the summary and printed with --diagnose; an Event is
+// joined to the pods shown and folded (see eventJoin).
+func (s *stream) news(w *clusterRun, m controller.Message) (ending, bool) {
+	if m.Kind != controller.Diagnosis {
+		return s.event(w, m)
+	}
+	if m.Diagnosis == nil {
+		return ending{}, false
+	}
+	w.diag.keep(m)
+	if !s.cfg.Diagnose {
+		return ending{}, false
+	}
+	return s.printNews(w, m)
+}
+
+// printNews counts and prints a news message. With --sort-by, news that
+// comes while the initial list is held back for sorting waits for it.
+func (s *stream) printNews(w *clusterRun, m controller.Message) (ending, bool) {
+	w.events[m.Kind.String()]++
+	m.Context = w.name
+	if !w.initial && s.cfg.SortBy != "" && (s.several || !s.cfg.WatchOnly) {
+		w.held = append(w.held, m)
+		return ending{}, false
+	}
+	return s.print(m)
+}
+
+// podNews follows a pod message: a gone pod's diagnoses and Events are
+// forgotten; a shown pod gets the Events that came before it; a quiet
+// check notes when the pod last changed, for its progress line.
+func (s *stream) podNews(w *clusterRun, m controller.Message) (ending, bool) {
+	key := m.Key.String()
+	if m.Kind == controller.Gone {
+		w.diag.forget(key)
+		delete(w.changed, key)
+	} else if s.progress != nil {
+		w.changed[key] = s.progress.now()
+	}
+	if !s.cfg.Events {
+		return ending{}, false
+	}
+	for _, ev := range w.join.podShown(m) {
+		if end, over := s.event(w, controller.Message{Key: m.Key, Event: ev}); over {
+			return end, true
+		}
+	}
+	return ending{}, false
+}
