@@ -9,6 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 dir=.cluster
+multi=$root/.clusters
 
 if [ -t 2 ]; then bold=$'\033[1m' off=$'\033[0m'; else bold='' off=''; fi
 step() { printf '\n%s==> %s%s\n' "$bold" "$*" "$off" >&2; }
@@ -48,6 +49,9 @@ step "Rolling it to a new image"
 run kubectl set image deployment/web nginx=nginx:1.28
 run kubectl rollout status deployment/web --timeout=90s
 
+step "The Deployment as a target: a CI gate on its rollout (kubectl rollout status, and its pods judged)"
+run kubectl podsync deploy/web --until healthy --timeout 90s
+
 step "A Job that completes"
 run kubectl create job hello --image=busybox:1.36 -- echo hello
 run kubectl wait --for=condition=Complete job/hello --timeout=90s
@@ -70,6 +74,17 @@ sleep 3
 kill -TERM "$podsync" 2>/dev/null || true
 wait "$podsync" || true
 trap - EXIT
+
+step "Three more clusters, one kubeconfig with the contexts podsync-1 to podsync-3"
+go run ./hack/cluster down --dir "$multi" >/dev/null
+go run ./hack/cluster up --dir "$multi" --clusters 3 --bin "$bin" >/dev/null
+for i in 1 2 3; do
+  run kubectl --kubeconfig "$multi/kubeconfig" --context "podsync-$i" create deployment web --image=nginx:1.27 --replicas="$i"
+done
+
+step "All three in one stream and one gate: kubectl podsync --context 'podsync-*'"
+run kubectl podsync --kubeconfig "$multi/kubeconfig" --context 'podsync-*' deploy/web --until healthy --timeout 90s
+go run ./hack/cluster down --dir "$multi" >/dev/null
 
 cat >&2 <<EOF
 

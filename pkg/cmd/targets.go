@@ -124,6 +124,10 @@ func (o *Options) completeArgs(c *cobra.Command, args []string, toComplete strin
 	typ, prefix, typed := strings.Cut(toComplete, "/")
 	if !typed {
 		names, dir := o.completePods(c, args, toComplete)
+		if o.allNamespaces || o.labelSelector != "" || o.fieldSelector != "" {
+			// Targets cannot be combined with these: only pods can come.
+			return names, dir
+		}
 		var types []string
 		for _, t := range target.Types() {
 			if strings.HasPrefix(t, toComplete) {

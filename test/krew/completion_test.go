@@ -41,6 +41,9 @@ const (
 	noSpaceNoFileComp = 6
 )
 
+// targetTypes are the TYPE/ prefixes offered for an empty word.
+var targetTypes = []string{"deployment/", "statefulset/", "daemonset/", "job/", "replicaset/", "pod/"}
+
 // kubectl's completion of `kubectl podsync` offers the real candidates:
 // pods and namespaces of the cluster, contexts of the kubeconfig, output
 // formats and check conditions.
@@ -62,8 +65,9 @@ func TestCompletionThroughKubectl(t *testing.T) {
 		directive int
 	}{
 		{"pod names", []string{"-n", ns, "al"}, []string{"alpha-one", "alpha-two"}, noFileComp},
-		{"pod names not yet given", []string{"-n", ns, "alpha-one", ""}, []string{"alpha-two", "beta"}, noFileComp},
-		{"pod names by label", []string{"-n", ns, "-l", "app=beta", ""}, []string{"beta"}, noFileComp},
+		{"pod names not yet given, then the target types", []string{"-n", ns, "alpha-one", ""}, append([]string{"alpha-two", "beta"}, targetTypes...), noFileComp},
+		{"pod names by label, no types (targets cannot go with -l)", []string{"-n", ns, "-l", "app=beta", ""}, []string{"beta"}, noFileComp},
+		{"target types", []string{"-n", ns, "dep"}, []string{"deployment/"}, noSpaceNoFileComp},
 		{"namespace", []string{"--namespace", ns[:len(ns)-1]}, []string{ns}, noFileComp},
 		{"contexts", []string{"--context", ""}, contexts, noFileComp},
 		{"output format", []string{"-o", "wi"}, []string{"wide"}, noFileComp},
@@ -94,7 +98,8 @@ func TestCompletionThroughKubectl(t *testing.T) {
 }
 
 // A cluster that does not answer must not hang the shell: completion of
-// pod names gives up with no candidates.
+// pod names gives up, and only the target types (which need no cluster)
+// are offered.
 func TestCompletionWithSilentServer(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -118,8 +123,8 @@ func TestCompletionWithSilentServer(t *testing.T) {
 	}()
 	got, directive, r := complete(t, "--server", "https://"+ln.Addr().String(), "-n", "default", "")
 	t.Logf("pod name completion against a silent server gave up after %s", r.Took.Round(time.Millisecond))
-	if len(got) != 0 || directive != noFileComp {
-		t.Errorf("want no candidates and directive %d, got %q :%d\n%s", noFileComp, got, directive, r)
+	if !reflect.DeepEqual(got, targetTypes) || directive != noSpaceNoFileComp {
+		t.Errorf("want only the target types and directive %d, got %q :%d\n%s", noSpaceNoFileComp, got, directive, r)
 	}
 	if r.Took > time.Minute {
 		t.Errorf("completion took %s against a silent server", r.Took)
