@@ -106,6 +106,13 @@ func up(args []string, stdout, stderr io.Writer) error {
 	if clusters < 1 || clusters > maxClusters {
 		return usageError{fmt.Errorf("--clusters %d: want 1 to %d", clusters, maxClusters)}
 	}
+	// The crash-log keeper runs from the cluster's folder: a relative
+	// --dir (the demo's .cluster) would name a path that is not there.
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return fmt.Errorf("cluster folder %s: %w", o.Dir, err)
+	}
+	o.Dir = dir
 	if err := refuseRunning(o.Dir); err != nil {
 		return err
 	}
