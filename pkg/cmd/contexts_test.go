@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -75,28 +73,7 @@ func TestFlagsForKeepsEveryFlag(t *testing.T) {
 // shop) and other, on the given server.
 func threeContexts(t *testing.T, server string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: %q}
-users:
-- name: u
-  user: {token: secret-token}
-contexts:
-- name: p-1
-  context: {cluster: c, user: u}
-- name: p-2
-  context: {cluster: c, user: u, namespace: shop}
-- name: other
-  context: {cluster: c, user: u, namespace: elsewhere}
-current-context: other
-`, server)
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeKubeconfig(t, server, "other", "p-1", "p-2/shop", "other/elsewhere")
 }
 
 // Each context keeps its own default namespace; -n and -A apply to all.

@@ -24,24 +24,27 @@ func countingServer(t *testing.T) (kubeconfig string, requests *atomic.Int32) {
 		http.Error(w, "not a cluster", http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(srv.Close)
-	kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
-	cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: %q}
-users:
-- name: u
-  user: {token: secret-token}
-contexts:
-- name: ctx
-  context: {cluster: c, user: u, namespace: shop}
-current-context: ctx
-`, srv.URL)
-	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+	kubeconfig = writeKubeconfig(t, srv.URL, "ctx", "ctx/shop")
+	return kubeconfig, requests
+}
+
+// writeKubeconfig writes a kubeconfig with one cluster at server, one
+// token user, and a context for each of contexts ("NAME" or
+// "NAME/NAMESPACE"); current is the current context.
+func writeKubeconfig(t *testing.T, server, current string, contexts ...string) string {
+	t.Helper()
+	cfg := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: %q}\n"+
+		"users:\n- name: u\n  user: {token: secret-token}\ncontexts:\n", server)
+	for _, c := range contexts {
+		name, ns, _ := strings.Cut(c, "/")
+		cfg += fmt.Sprintf("- name: %s\n  context: {cluster: c, user: u, namespace: %q}\n", name, ns)
+	}
+	cfg += "current-context: " + current + "\n"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return kubeconfig, requests
+	return path
 }
 
 func run(t *testing.T, kubeconfig string, args ...string) (code int, stdout, stderr string) {

@@ -205,13 +205,10 @@ func (w *clusterRun) run(ctx context.Context) {
 // the named pods, retried while the server is unreachable.
 func podSource(cfg Config, cluster Cluster, r source.Reporter) source.Source {
 	c := cluster.Clients
-	filter := source.Filter{Namespace: cfg.Scope.Namespace, LabelSelector: cfg.Scope.LabelSelector,
+	filter := source.Filter{Namespace: podNamespace(cfg, cluster), LabelSelector: cfg.Scope.LabelSelector,
 		FieldSelector: cfg.Scope.FieldSelector, KeepManagedFields: cfg.KeepManagedFields,
 		// --sort-by may name any field of the pod.
 		Lean: cfg.SortBy == ""}
-	if cluster.Namespace != "" && !cfg.Scope.AllNamespaces {
-		filter.Namespace = cluster.Namespace
-	}
 	if len(cfg.Scope.Names) == 1 {
 		// One name can be matched by the server.
 		filter.FieldSelector = joinSelectors(filter.FieldSelector, "metadata.name="+cfg.Scope.Names[0])
@@ -246,13 +243,19 @@ func joinSelectors(a, b string) string {
 // eventNamespace is where a cluster's Events are watched: the namespace of
 // its pods, or every namespace when its targets are in several.
 func eventNamespace(cfg Config, c Cluster, t *targetRun) string {
-	switch {
-	case t != nil:
-		if nss := t.namespaces(); len(nss) == 1 {
-			return nss[0]
-		}
-		return ""
-	case c.Namespace != "" && !cfg.Scope.AllNamespaces:
+	if t == nil {
+		return podNamespace(cfg, c)
+	}
+	if nss := t.namespaces(); len(nss) == 1 {
+		return nss[0]
+	}
+	return ""
+}
+
+// podNamespace is the namespace whose pods a cluster watches: the
+// cluster's own default, unless -A; "" for all.
+func podNamespace(cfg Config, c Cluster) string {
+	if c.Namespace != "" && !cfg.Scope.AllNamespaces {
 		return c.Namespace
 	}
 	return cfg.Scope.Namespace
