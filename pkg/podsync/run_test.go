@@ -2,9 +2,11 @@ package podsync_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -188,5 +190,45 @@ func TestJSONSummaryCountsKubectlStatus(t *testing.T) {
 	if !strings.Contains(stderr, "Pods:     1 matched (CrashLoopBackOff 1)") ||
 		!strings.Contains(stderr, `"statuses":{"CrashLoopBackOff":1}`) {
 		t.Errorf("summary statuses are not kubectl's:\n%s", stderr)
+	}
+}
+
+// --once shows and judges the listed state only: changes that the watch
+// brings while the list is still being judged are after it. Before, a
+// pod changed right after the list was printed a second time as UPDATE,
+// and the check judged the newer state.
+func TestOnceShowsTheListedState(t *testing.T) {
+	for _, pageSize := range []int{0, 50} {
+		s := newSim(true)
+		s.pageSize = pageSize
+		var keys []string
+		for i := range 300 {
+			p := newSimPod("a", fmt.Sprintf("p%03d", i), 1, runningNotReady, "")
+			s.put(p)
+			keys = append(keys, "a/"+p.Name)
+		}
+		var once sync.Once
+		s.afterList = func() {
+			once.Do(func() {
+				for _, k := range keys {
+					p := s.get(k)
+					setState(p, runningReady)
+					s.put(p)
+				}
+			})
+		}
+		o, stdout, _ := runSim(t, s, runCase{once: true, until: "ready"})
+		rows := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")[1:]
+		if len(rows) != len(keys) {
+			t.Errorf("pages of %d: %d rows, want %d:\n%s", pageSize, len(rows), len(keys), stdout)
+		}
+		for _, row := range rows {
+			if !strings.HasPrefix(row, "SYNC ") {
+				t.Fatalf("pages of %d: row %q: --once prints SYNC rows only", pageSize, row)
+			}
+		}
+		if o.Verdict != podsync.NotMet {
+			t.Errorf("pages of %d: verdict %v, want not met: the listed pods are not ready", pageSize, o.Verdict)
+		}
 	}
 }

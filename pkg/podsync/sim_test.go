@@ -33,6 +33,9 @@ type sim struct {
 	// failFirstList makes the first list fail after its first page; the
 	// reflector lists again after its back-off.
 	failFirstList bool
+	// afterList, when set, runs once a list is read and before it is
+	// answered: its writes reach the run by the watch that follows.
+	afterList func()
 
 	mu        sync.Mutex
 	rv        int64
@@ -97,6 +100,9 @@ func (s *sim) list(ctx context.Context, _ metav1.ListOptions) (*source.PodRowLis
 		if i == 0 && s.failFirstList && s.lists == 1 && len(pages) > 1 {
 			return nil, apierrors.NewServiceUnavailable("the first list fails half-way")
 		}
+	}
+	if s.afterList != nil {
+		s.afterList()
 	}
 	s.mu.Lock()
 	if !s.listedOK {

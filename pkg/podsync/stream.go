@@ -161,8 +161,11 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 	if len(msgs) == 1 && !msgs[0].Kind.PodState() {
 		return s.news(w, msgs[0])
 	}
-	if s.cfg.Once && w.initial {
-		return ending{}, false // --once judges the initial list only
+	if s.cfg.Once {
+		if w.initial {
+			return ending{}, false // --once judges the initial list only
+		}
+		msgs = listedState(msgs)
 	}
 	for _, m := range msgs {
 		m.Context = w.name
@@ -177,6 +180,16 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 		}
 	}
 	return ending{}, false
+}
+
+// listedState keeps what --once shows: the list's state. A change that
+// came in by the watch before the list was all judged (an UPDATE of a
+// listed pod, an ADD of a new one) is after that state, as in
+// `kubectl get pods`.
+func listedState(msgs []controller.Message) []controller.Message {
+	return slices.DeleteFunc(msgs, func(m controller.Message) bool {
+		return m.Kind == controller.Update || m.Kind == controller.Add
+	})
 }
 
 // observe counts the message and tells the check about it.
