@@ -221,7 +221,11 @@ func (w *Writer) print(msg controller.Message, prev *source.PodRow) error {
 		// The table printer reads only the row's metadata: no typed copy.
 		return w.printRow(msg, prev, msg.Row.Pod)
 	}
-	pod := typedPod(msg.Row.Pod)
+	whole, err := msg.Row.Whole()
+	if err != nil {
+		return err
+	}
+	pod := typedPod(whole)
 	switch w.shape {
 	case Event:
 		switch {

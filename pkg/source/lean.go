@@ -1,6 +1,7 @@
 package source
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 
@@ -49,6 +50,24 @@ func Lean(row *PodRow) {
 	}
 	row.Pod, row.Parts = pod, p
 	internCells(row)
+}
+
+// Pack makes a row of a whole pod packed: the outputs that print the whole
+// pod (-o json, yaml, templates) keep its protobuf bytes, without
+// managedFields unless kept, and a lean pod for everything else the run
+// reads. The pod it replaces is not changed.
+func Pack(row *PodRow, keepManagedFields bool) error {
+	raw, err := row.Pod.Marshal()
+	if err != nil {
+		return fmt.Errorf("encode pod %s/%s: %w", row.Pod.Namespace, row.Pod.Name, err)
+	}
+	d := decoder{pack: true, keepManagedFields: keepManagedFields}
+	packed, err := d.decodePod(raw)
+	if err != nil {
+		return fmt.Errorf("pack pod %s/%s: %w", row.Pod.Namespace, row.Pod.Name, err)
+	}
+	row.Pod, row.Parts, row.Raw = packed.Pod, packed.Parts, packed.Raw
+	return nil
 }
 
 func internCells(row *PodRow) {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 )
 
 // Objects lists and watches plain Pods (protobuf where the clients are set
@@ -32,6 +33,9 @@ func Objects(list, stream kubernetes.Interface, raw rest.Interface, f Filter, r 
 		out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
 		for i := range pods.Items {
 			out.Items[i].Pod = &pods.Items[i]
+			if err := f.pack(&out.Items[i]); err != nil {
+				return nil, fmt.Errorf("list pods: %w", err)
+			}
 		}
 		return out, nil
 	}
@@ -45,7 +49,7 @@ func Objects(list, stream kubernetes.Interface, raw rest.Interface, f Filter, r 
 			if err != nil {
 				return nil, fmt.Errorf("watch pods: %w", err)
 			}
-			return watch.Filter(w, wrapPodEvent), nil
+			return watch.Filter(w, f.wrapPodEvent), nil
 		},
 	}
 }
@@ -55,18 +59,36 @@ func rawObjects(ctx context.Context, raw rest.Interface, f Filter, opts metav1.L
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
-	rows, err := decodePage(page, decoder{keepManagedFields: f.KeepManagedFields})
+	rows, err := decodePage(page, decoder{pack: f.Lean, keepManagedFields: f.KeepManagedFields})
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	return &PodRowList{ListMeta: page.meta, Items: rows}, nil
 }
 
-// wrapPodEvent turns a Pod event into a PodRow event; errors pass unchanged
-// so the reflector can act on them (410 Gone means relist).
-func wrapPodEvent(in watch.Event) (watch.Event, bool) {
-	if pod, ok := in.Object.(*corev1.Pod); ok {
-		in.Object = &PodRow{Pod: pod}
+// wrapPodEvent turns a Pod event into a PodRow event, packed for a lean
+// filter; errors pass unchanged so the reflector can act on them (410
+// Gone means relist).
+func (f Filter) wrapPodEvent(in watch.Event) (watch.Event, bool) {
+	pod, ok := in.Object.(*corev1.Pod)
+	if !ok {
+		return in, true
 	}
+	row := &PodRow{Pod: pod}
+	if err := f.pack(row); err != nil {
+		// A pod the client just decoded encodes again; if it ever did
+		// not, it is kept whole rather than lost.
+		klog.V(2).InfoS("Keeping a pod whole", "err", err)
+		row.Pod = pod
+	}
+	in.Object = row
 	return in, true
+}
+
+// pack packs a row of a whole pod for a lean filter (see Pack).
+func (f Filter) pack(row *PodRow) error {
+	if !f.Lean {
+		return nil
+	}
+	return Pack(row, f.KeepManagedFields)
 }

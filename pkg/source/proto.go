@@ -76,15 +76,25 @@ func parsePodList(body []byte) (*rawPage, error) {
 // pod's metadata while it is decoded (decoding copies what it keeps).
 type decoder struct {
 	lean, keepManagedFields bool
-	scratch                 []byte
+	// pack keeps, beside a lean pod, the whole pod's bytes (see Pack).
+	pack    bool
+	scratch []byte
 }
 
 // decodePod decodes one pod's bytes: whole (without managedFields unless
-// kept), or lean (see Lean).
+// kept), lean (see Lean), or packed (see Pack).
 func (d *decoder) decodePod(raw []byte) (PodRow, error) {
 	var parts podParts
 	if err := eachField(raw, parts.take); err != nil {
 		return PodRow{}, fmt.Errorf("read a pod: %w", err)
+	}
+	if d.pack {
+		packed, err := packPod(parts, d.keepManagedFields, &d.scratch)
+		if err != nil {
+			return PodRow{}, err
+		}
+		pod, p, err := leanPod(parts, &d.scratch)
+		return PodRow{Pod: pod, Parts: p, Raw: packed}, err
 	}
 	if d.lean {
 		pod, p, err := leanPod(parts, &d.scratch)
@@ -137,6 +147,26 @@ func leanPod(parts podParts, scratch *[]byte) (*corev1.Pod, *Parts, error) {
 	p := &Parts{Annotations: uint32(annotations), Finalizers: uint32(finalizers),
 		Spec: fieldHashes(parts.spec, specFields()), Status: fieldHashes(parts.status, statusFields())}
 	return slim(full), p, nil
+}
+
+// packPod encodes a pod anew from its parts, without managedFields
+// unless kept, in a slice of its own: a slice of the page would keep the
+// whole page's answer alive as long as any of its pods.
+func packPod(parts podParts, keepManagedFields bool, scratch *[]byte) ([]byte, error) {
+	meta, _, _, err := splitMeta(parts.meta, false, keepManagedFields, scratch)
+	if err != nil {
+		return nil, fmt.Errorf("read a pod's metadata: %w", err)
+	}
+	size := 0
+	for _, b := range [][]byte{meta, parts.spec, parts.status} {
+		size += protowire.SizeTag(podStatus) + protowire.SizeBytes(len(b))
+	}
+	out := make([]byte, 0, size)
+	for i, b := range [][]byte{meta, parts.spec, parts.status} {
+		out = protowire.AppendTag(out, protowire.Number(podMetadata+i), protowire.BytesType)
+		out = protowire.AppendBytes(out, b)
+	}
+	return out, nil
 }
 
 // splitMeta returns the metadata's bytes without managedFields (unless

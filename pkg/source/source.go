@@ -60,9 +60,11 @@ type Filter struct {
 	// KeepManagedFields keeps managedFields (--show-managed-fields);
 	// otherwise each page drops them as soon as it is decoded.
 	KeepManagedFields bool
-	// Lean makes every row of the table source lean (see Lean) as soon
-	// as it is decoded: for the table output, when nothing else reads the
-	// whole pod.
+	// Lean keeps of each pod, as soon as it is decoded, only what the run
+	// reads besides the printer, when nothing else reads the whole pod:
+	// the table source makes rows lean (see Lean), since the printer reads
+	// the server's cells; the object source packs them (see Pack), since
+	// the printer reads the whole pod.
 	Lean bool
 }
 
