@@ -41,6 +41,8 @@ type rollouts struct {
 	// delays holds the next delay of each Deployment looked up before.
 	delays   map[string]wait.DelayFunc
 	failures map[string]int
+	// prefix names the cluster in a warning, with several ("context X: ").
+	prefix string
 }
 
 // rolloutResult is one lookup's answer, for the rollouts of clusters[cluster].
@@ -124,7 +126,7 @@ func (r *rollouts) apply(eval *check.Evaluator, res rolloutResult) {
 	if !final && r.failures[res.key] < r.attempts {
 		return
 	}
-	fmt.Fprintf(r.warn, "warning: cannot confirm the rollout of Deployment %s, judging its pods alone: %s\n", res.key, check.OneLine(res.err.Error(), 0))
+	fmt.Fprintf(r.warn, "warning: %scannot confirm the rollout of Deployment %s, judging its pods alone: %s\n", r.prefix, res.key, check.OneLine(res.err.Error(), 0))
 	eval.SetCurrent(res.key, check.CurrentRevision{Unverifiable: true})
 }
 

@@ -143,6 +143,15 @@ func TestRolloutsApply(t *testing.T) {
 			t.Errorf("warning = %q", warn.String())
 		}
 	})
+	t.Run("the warning names its context", func(t *testing.T) {
+		var warn bytes.Buffer
+		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn, 0, nil)
+		r.prefix = "context prod-eu: "
+		r.apply(e, rolloutResult{key: "shop/web", err: forbidden})
+		if !strings.HasPrefix(warn.String(), "warning: context prod-eu: cannot confirm the rollout of Deployment shop/web") {
+			t.Errorf("warning = %q", warn.String())
+		}
+	})
 	t.Run("other errors are retried up to --max-retries", func(t *testing.T) {
 		var warn bytes.Buffer
 		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn, 0, nil)

@@ -145,6 +145,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		// Without clients (a source given by a test) Deployments cannot be
 		// looked up, so their pods are judged alone.
 		w.rollouts = newRollouts(c.Clients.Kube.AppsV1(), cfg.MaxRetries, s.stderr, i, s.lookups)
+		w.rollouts.prefix = w.prefix()
 		w.eval.ConfirmRollouts()
 	}
 	stream := cfg.SortBy == ""

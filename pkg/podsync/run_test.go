@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -230,5 +231,29 @@ func TestOnceShowsTheListedState(t *testing.T) {
 		if o.Verdict != podsync.NotMet {
 			t.Errorf("pages of %d: verdict %v, want not met: the listed pods are not ready", pageSize, o.Verdict)
 		}
+	}
+}
+
+// A failure that ends a --sort-by run before its initial list is complete
+// still shows the pods judged so far, sorted, the failing one among them.
+// Before, they were held back for sorting and never printed.
+func TestSortedListCutShortByAFailureIsShown(t *testing.T) {
+	states := map[string]podState{"crash": crashLooping}
+	for i := range 300 {
+		states[fmt.Sprintf("p%03d", i)] = runningReady
+	}
+	o, stdout, _ := runSim(t, simWith(true, states), runCase{until: "ready", sort: "{.metadata.name}"})
+	if o.Verdict != podsync.Failed {
+		t.Fatalf("verdict %v, want failed", o.Verdict)
+	}
+	if !regexp.MustCompile(`(?m)^SYNC\s+crash\s+0/1\s+CrashLoopBackOff\s`).MatchString(stdout) {
+		t.Errorf("the failing pod's row is not shown:\n%s", stdout)
+	}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n")[1:] {
+		names = append(names, strings.Fields(line)[1])
+	}
+	if !slices.IsSorted(names) {
+		t.Errorf("rows not sorted by name: %v", names)
 	}
 }

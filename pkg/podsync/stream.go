@@ -133,6 +133,20 @@ func (s *stream) initialListDone(w *clusterRun) (ending, bool) {
 	return s.flush()
 }
 
+// releaseHeld prints what is held back for initial lists that a failure
+// cuts short: each pod judged is shown, sorted as far as it came. The
+// verdict stands whatever the printing meets.
+func (s *stream) releaseHeld() {
+	for _, w := range s.clusters {
+		if w.initial || len(w.held) == 0 {
+			continue
+		}
+		s.writer.SetBuffered(true)
+		_, _ = s.printHeld(w)
+		_, _ = s.flush()
+	}
+}
+
 // printHeld prints the messages held back for w's initial list: the SYNC
 // messages first, ordered by --sort-by when given, then the others in the
 // order they came.
@@ -284,6 +298,7 @@ func (s *stream) judge(ctx context.Context) (ending, bool) {
 	// A target that failed by its own rule (a Job already failed at the
 	// start) waits for the pods' initial lists, so the summary explains them.
 	if s.state() == check.Failed && (all || !s.cfg.Once && !s.targetFailed()) {
+		s.releaseHeld()
 		return ending{verdict: Failed, summary: true}, true
 	}
 	if !all {
