@@ -98,7 +98,7 @@ func start(t *testing.T, workers, retries int, rec *recorder, initial ...*corev1
 	}
 	f := &fixture{client: fake.NewClientset(objs...), rec: rec, drops: make(chan string, 10), done: make(chan struct{})}
 	ctrl, err := New(Options{
-		ListerWatcher: source.Objects(f.client, f.client, nil, source.Filter{Namespace: "ns"}, nil).ListerWatcher(nil),
+		ListerWatcher: source.Objects(f.client, f.client, nil, nil, source.Filter{Namespace: "ns"}, nil).ListerWatcher(nil),
 		Deliver:       rec.deliver,
 		Work:          rec.work,
 		Keep:          rec.keep,
@@ -367,7 +367,7 @@ func TestNeverTwoWorkersOnOneKey(t *testing.T) {
 // manner of sample-controller's tests.
 func newIdle(t testing.TB, rec *recorder, hideSync bool) *Controller {
 	t.Helper()
-	lw := source.Objects(fake.NewClientset(), fake.NewClientset(), nil, source.Filter{}, nil).ListerWatcher(nil)
+	lw := source.Objects(fake.NewClientset(), fake.NewClientset(), nil, nil, source.Filter{}, nil).ListerWatcher(nil)
 	c, err := New(Options{ListerWatcher: lw, Deliver: rec.deliver, Work: rec.work, Workers: 1, MaxRetries: 3, HideSync: hideSync})
 	if err != nil {
 		t.Fatal(err)

@@ -231,7 +231,7 @@ func podsIn(cfg Config, c *Clients, filter source.Filter, r source.Reporter) sou
 	if cfg.Output.Shape() == output.Table {
 		return source.Tables(source.TableClients{List: c.Table, Watch: c.TableWatch}, filter, r)
 	}
-	return source.Objects(c.Kube, c.KubeWatch, c.Table, filter, r)
+	return source.Objects(c.Kube, c.KubeWatch, c.Table, c.TableWatch, filter, r)
 }
 
 func joinSelectors(a, b string) string {

@@ -16,9 +16,10 @@ import (
 // up for it), for the outputs that print no table. Lists go through list,
 // whose requests --request-timeout bounds; watches go through stream,
 // which must have no client timeout, since a watch is meant to stay open.
-// With raw, a REST client of the same kind, lists are read from their
-// protobuf bytes (see proto.go), managedFields left undecoded.
-func Objects(list, stream kubernetes.Interface, raw rest.Interface, f Filter, r Reporter) Source {
+// With raw and rawWatch, REST clients of the same kinds, lists and
+// watches are read from their protobuf bytes (see proto.go and
+// watch.go), managedFields left undecoded.
+func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f Filter, r Reporter) Source {
 	page := func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 		if raw != nil {
 			return rawObjects(ctx, raw, f, opts)
@@ -44,12 +45,12 @@ func Objects(list, stream kubernetes.Interface, raw rest.Interface, f Filter, r 
 			return listReported(ctx, f.apply(opts), page, r)
 		},
 		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			w, err := stream.CoreV1().Pods(f.Namespace).Watch(ctx, f.apply(opts))
+			w, err := f.watch(ctx, stream, rawWatch, f.apply(opts))
 			orNop(r).Result("watch", err)
 			if err != nil {
 				return nil, fmt.Errorf("watch pods: %w", err)
 			}
-			return watch.Filter(w, f.wrapPodEvent), nil
+			return w, nil
 		},
 	}
 }
@@ -64,6 +65,17 @@ func rawObjects(ctx context.Context, raw rest.Interface, f Filter, opts metav1.L
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	return &PodRowList{ListMeta: page.meta, Items: rows}, nil
+}
+
+func (f Filter) watch(ctx context.Context, stream kubernetes.Interface, raw rest.Interface, opts metav1.ListOptions) (watch.Interface, error) {
+	if raw != nil {
+		return rawWatch(ctx, raw, f.Namespace, opts, decoder{pack: f.Lean, keepManagedFields: f.KeepManagedFields})
+	}
+	w, err := stream.CoreV1().Pods(f.Namespace).Watch(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return watch.Filter(w, f.wrapPodEvent), nil
 }
 
 // wrapPodEvent turns a Pod event into a PodRow event, packed for a lean

@@ -378,7 +378,7 @@ func TestObjectsListsInPagesToo(t *testing.T) {
 			if raw {
 				rc = restClient(t, f)
 			}
-			list, err := Objects(cs, cs, rc, Filter{FieldSelector: "spec.nodeName=node-1"}, nil).List(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
+			list, err := Objects(cs, cs, rc, nil, Filter{FieldSelector: "spec.nodeName=node-1"}, nil).List(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
 			if err != nil {
 				t.Fatal(err)
 			}

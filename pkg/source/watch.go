@@ -1,0 +1,146 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+)
+
+// A watch of plain pods is read from its protobuf frames here, as a list
+// is (see proto.go): each event's pod goes straight from its bytes to the
+// row the informer keeps, rather than being decoded whole by the client
+// and, for a packed row, encoded again to be packed. Under churn that was
+// most of the work an update cost.
+
+// watchAccept asks for a watch as length-delimited protobuf frames.
+const watchAccept = runtime.ContentTypeProtobuf + ";stream=watch"
+
+// maxFrame bounds one event: a pod is at most a few MiB (etcd's limit is
+// 1.5 MiB per object), so a bigger length is a broken stream.
+const maxFrame = 16 << 20
+
+// Field numbers of the messages read here (see their protobuf tags).
+const (
+	eventType      = 1 // metav1.WatchEvent.Type
+	eventObject    = 2 // metav1.WatchEvent.Object
+	extensionRaw   = 1 // runtime.RawExtension.Raw
+	unknownType    = 1 // runtime.Unknown.TypeMeta
+	typeMetaKind   = 2 // runtime.TypeMeta.Kind
+	statusKindName = "Status"
+)
+
+// rawWatch watches pods with c, a REST client without a client timeout,
+// and reads each event's pod with d.
+func rawWatch(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, d decoder) (watch.Interface, error) {
+	opts.Watch = true
+	body, err := podsRequest(c, namespace, opts).SetHeader("Accept", watchAccept).Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return watch.NewStreamWatcher(&frames{body: body, d: d},
+		apierrors.NewClientErrorReporter(http.StatusInternalServerError, "WATCH", "ClientWatchDecoding")), nil
+}
+
+// frames reads one watch event per length-delimited frame.
+type frames struct {
+	body io.ReadCloser
+	d    decoder
+	head [4]byte
+	buf  []byte // reused: what decodePod keeps, it copies
+}
+
+// Decode implements watch.Decoder.
+func (f *frames) Decode() (watch.EventType, runtime.Object, error) {
+	if _, err := io.ReadFull(f.body, f.head[:]); err != nil {
+		return "", nil, err
+	}
+	n := binary.BigEndian.Uint32(f.head[:])
+	if n > maxFrame {
+		return "", nil, fmt.Errorf("a watch event of %d bytes", n)
+	}
+	if cap(f.buf) < int(n) {
+		f.buf = make([]byte, n)
+	}
+	frame := f.buf[:n]
+	if _, err := io.ReadFull(f.body, frame); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return "", nil, err
+	}
+	return decodeEvent(frame, &f.d)
+}
+
+// Close implements watch.Decoder.
+func (f *frames) Close() { _ = f.body.Close() }
+
+// decodeEvent reads one WatchEvent: a pod row, or the Status of an ERROR.
+func decodeEvent(frame []byte, d *decoder) (watch.EventType, runtime.Object, error) {
+	var typ string
+	var object []byte
+	err := eachField(frame, func(num protowire.Number, value, _ []byte) error {
+		switch num {
+		case eventType:
+			typ = string(value)
+		case eventObject:
+			object = value
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("read a watch event: %w", err)
+	}
+	raw, err := field(object, extensionRaw)
+	if err != nil {
+		return "", nil, fmt.Errorf("read a watch event's object: %w", err)
+	}
+	kind, inner, err := unknown(raw)
+	if err != nil {
+		return "", nil, fmt.Errorf("read a watch event's object: %w", err)
+	}
+	if kind == statusKindName {
+		status := &metav1.Status{}
+		if err := status.Unmarshal(inner); err != nil {
+			return "", nil, fmt.Errorf("decode a watch error: %w", err)
+		}
+		return watch.EventType(typ), status, nil
+	}
+	row, err := d.decodePod(inner)
+	if err != nil {
+		return "", nil, err
+	}
+	return watch.EventType(typ), &row, nil
+}
+
+// unknown opens the envelope of one protobuf object: its kind and bytes.
+func unknown(raw []byte) (string, []byte, error) {
+	if !bytes.HasPrefix(raw, protobufMagic) {
+		return "", nil, errors.New("the object is not protobuf")
+	}
+	var kind string
+	var inner []byte
+	err := eachField(raw[len(protobufMagic):], func(num protowire.Number, value, _ []byte) error {
+		switch num {
+		case unknownType:
+			k, err := field(value, typeMetaKind)
+			if err == nil {
+				kind = string(k)
+			}
+		case unknownRaw:
+			inner = value
+		}
+		return nil
+	})
+	return kind, inner, err
+}

@@ -1,0 +1,130 @@
+package source
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/util/framer"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// encodeWatch encodes events as the API server streams a protobuf watch:
+// length-delimited frames of WatchEvents, each object in its envelope.
+func encodeWatch(t *testing.T, events ...watch.Event) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	objects := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+	enc := streaming.NewEncoder(framer.NewLengthDelimitedFrameWriter(&out), protobuf.NewRawSerializer(scheme.Scheme, scheme.Scheme))
+	for _, ev := range events {
+		gvks, _, err := scheme.Scheme.ObjectKinds(ev.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Object.GetObjectKind().SetGroupVersionKind(gvks[0])
+		var raw bytes.Buffer
+		if err := objects.Encode(ev.Object, &raw); err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.Encode(&metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: raw.Bytes()}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out.Bytes()
+}
+
+// A watch read from its frames gives the rows the typed client would:
+// each pod whole (managedFields dropped unless kept) or packed, an ERROR
+// as its Status, a bookmark's resourceVersion; then the end of the
+// stream, and a stream cut inside a frame is said to be cut.
+func TestWatchFrames(t *testing.T) {
+	pod := benchPod()
+	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}}
+	changed := pod.DeepCopy()
+	changed.ResourceVersion, changed.Status.PodIP = "8", "10.0.0.9"
+	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "9"}}
+	expired := apierrors.NewResourceExpired("too old resource version: 1 (5)").ErrStatus
+	stream := encodeWatch(t, watch.Event{Type: watch.Added, Object: pod.DeepCopy()}, watch.Event{Type: watch.Modified, Object: changed.DeepCopy()},
+		watch.Event{Type: watch.Bookmark, Object: bookmark}, watch.Event{Type: watch.Error, Object: &expired})
+	want := []*corev1.Pod{pod, changed}
+	for _, c := range []struct {
+		name string
+		d    decoder
+	}{{"whole", decoder{}}, {"whole, managedFields kept", decoder{keepManagedFields: true}}, {"packed", decoder{pack: true}}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &frames{body: io.NopCloser(bytes.NewReader(stream)), d: c.d}
+			for i, w := range want {
+				typ, obj, err := f.Decode()
+				if err != nil {
+					t.Fatal(err)
+				}
+				row, ok := obj.(*PodRow)
+				if !ok || typ != []watch.EventType{watch.Added, watch.Modified}[i] {
+					t.Fatalf("event %d: %s %T", i, typ, obj)
+				}
+				got, err := row.Whole()
+				if err != nil {
+					t.Fatal(err)
+				}
+				w = roundTrip(t, w) // protobuf keeps times to the second
+				if !c.d.keepManagedFields {
+					w.ManagedFields = nil
+				}
+				if !equality.Semantic.DeepEqual(got, w) {
+					t.Errorf("event %d: the pod read from the frame differs from the one sent:\n%s", i, jsonOf(w)+"\n"+jsonOf(got))
+				}
+				if c.d.pack && (row.Raw == nil || row.Pod.Spec.Containers != nil && row.Pod.Spec.Containers[0].Image != "") {
+					t.Errorf("event %d: not packed: a lean pod and its bytes", i)
+				}
+			}
+			if typ, obj, err := f.Decode(); err != nil || typ != watch.Bookmark || obj.(*PodRow).Pod.ResourceVersion != "9" {
+				t.Errorf("bookmark: %s %v %v", typ, obj, err)
+			}
+			if typ, obj, err := f.Decode(); err != nil || typ != watch.Error || !apierrors.IsResourceExpired(apierrors.FromObject(obj)) {
+				t.Errorf("error event: %s %v %v", typ, obj, err)
+			}
+			if _, _, err := f.Decode(); !errors.Is(err, io.EOF) {
+				t.Errorf("after the last frame: %v, want EOF", err)
+			}
+		})
+	}
+	cut := &frames{body: io.NopCloser(bytes.NewReader(stream[:len(stream)-3]))}
+	var err error
+	for range 4 {
+		if _, _, err = cut.Decode(); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("the last frame cut short: %v, want unexpected EOF", err)
+	}
+}
+
+// roundTrip is the pod as a typed client decodes it from protobuf.
+func roundTrip(t *testing.T, p *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	raw, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &corev1.Pod{}
+	if err := out.Unmarshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
