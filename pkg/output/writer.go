@@ -221,13 +221,16 @@ func (w *Writer) print(msg controller.Message, prev *source.PodRow) error {
 		// The table printer reads only the row's metadata: no typed copy.
 		return w.printRow(msg, prev, msg.Row.Pod)
 	}
+	if w.shape == Name {
+		// A name needs no more than the lean pod of a packed row.
+		return w.printName(msg, typedPod(msg.Row.Pod))
+	}
 	whole, err := msg.Row.Whole()
 	if err != nil {
 		return err
 	}
 	pod := typedPod(whole)
-	switch w.shape {
-	case Event:
+	if w.shape == Event {
 		switch {
 		case *w.opts.PrintFlags.OutputFormat == "json":
 			return w.appendEventJSON(&w.buf, msg.Kind, w.messageContext(msg), pod)
@@ -235,8 +238,6 @@ func (w *Writer) print(msg controller.Message, prev *source.PodRow) error {
 			return w.printEventEnvelope(msg, pod)
 		}
 		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: pod}})
-	case Name:
-		return w.printName(msg, pod)
 	}
 	// kubectl get hands templates and custom columns an unstructured object:
 	// a field that is not set is <none> in a custom column, not an empty

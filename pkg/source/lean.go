@@ -35,21 +35,9 @@ type PartHash struct {
 // as a lean row read from a list's bytes (decodePod) gets them. The pod it
 // replaces is not changed.
 func Lean(row *PodRow) {
-	raw, err := row.Pod.Marshal()
-	if err != nil {
-		return // generated marshalling of a decoded object does not fail
+	if redecode(row, decoder{lean: true}) == nil {
+		internCells(row)
 	}
-	var parts podParts
-	if eachField(raw, parts.take) != nil {
-		return
-	}
-	var scratch []byte
-	pod, p, err := leanPod(parts, &scratch)
-	if err != nil {
-		return
-	}
-	row.Pod, row.Parts = pod, p
-	internCells(row)
 }
 
 // Pack makes a row of a whole pod packed: the outputs that print the whole
@@ -57,16 +45,21 @@ func Lean(row *PodRow) {
 // managedFields unless kept, and a lean pod for everything else the run
 // reads. The pod it replaces is not changed.
 func Pack(row *PodRow, keepManagedFields bool) error {
+	return redecode(row, decoder{pack: true, keepManagedFields: keepManagedFields})
+}
+
+// redecode encodes the row's pod and reads it back with d, as a pod of a
+// list's bytes would be read.
+func redecode(row *PodRow, d decoder) error {
 	raw, err := row.Pod.Marshal()
 	if err != nil {
 		return fmt.Errorf("encode pod %s/%s: %w", row.Pod.Namespace, row.Pod.Name, err)
 	}
-	d := decoder{pack: true, keepManagedFields: keepManagedFields}
-	packed, err := d.decodePod(raw)
+	got, err := d.decodePod(raw)
 	if err != nil {
-		return fmt.Errorf("pack pod %s/%s: %w", row.Pod.Namespace, row.Pod.Name, err)
+		return fmt.Errorf("read pod %s/%s again: %w", row.Pod.Namespace, row.Pod.Name, err)
 	}
-	row.Pod, row.Parts, row.Raw = packed.Pod, packed.Parts, packed.Raw
+	row.Pod, row.Parts, row.Raw = got.Pod, got.Parts, got.Raw
 	return nil
 }
 

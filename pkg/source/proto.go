@@ -157,14 +157,18 @@ func packPod(parts podParts, keepManagedFields bool, scratch *[]byte) ([]byte, e
 	if err != nil {
 		return nil, fmt.Errorf("read a pod's metadata: %w", err)
 	}
+	fields := []struct {
+		num   protowire.Number
+		value []byte
+	}{{podMetadata, meta}, {podSpec, parts.spec}, {podStatus, parts.status}}
 	size := 0
-	for _, b := range [][]byte{meta, parts.spec, parts.status} {
-		size += protowire.SizeTag(podStatus) + protowire.SizeBytes(len(b))
+	for _, f := range fields {
+		size += protowire.SizeTag(f.num) + protowire.SizeBytes(len(f.value))
 	}
 	out := make([]byte, 0, size)
-	for i, b := range [][]byte{meta, parts.spec, parts.status} {
-		out = protowire.AppendTag(out, protowire.Number(podMetadata+i), protowire.BytesType)
-		out = protowire.AppendBytes(out, b)
+	for _, f := range fields {
+		out = protowire.AppendTag(out, f.num, protowire.BytesType)
+		out = protowire.AppendBytes(out, f.value)
 	}
 	return out, nil
 }
