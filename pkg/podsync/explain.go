@@ -55,7 +55,10 @@ func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplana
 	defer cancel()
 	var out []check.PodExplanation
 	for _, k := range keys {
-		row := w.row(k)
+		row := w.judged[k]
+		if row == nil {
+			row = w.row(k)
+		}
 		if row == nil {
 			continue
 		}

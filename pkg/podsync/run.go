@@ -104,12 +104,19 @@ type clusterRun struct {
 	join *eventJoin
 	// changed holds when each pod last changed, for the progress line.
 	changed map[string]time.Time
+	// judged holds, with a check, the state of each pod that the check
+	// last judged: an explanation describes that state, not a newer one
+	// the informer holds already.
+	judged map[string]*source.PodRow
 }
 
 func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*clusterRun, error) {
 	w := &clusterRun{index: i, name: c.Name, clients: c.Clients, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check),
 		join: newEventJoin(), changed: map[string]time.Time{}}
 	w.ctx, w.stop = context.WithCancelCause(ctx)
+	if checking(cfg.Check) {
+		w.judged = map[string]*source.PodRow{}
+	}
 	if s.several {
 		w.label = c.Name
 	}

@@ -257,3 +257,26 @@ func TestSortedListCutShortByAFailureIsShown(t *testing.T) {
 		t.Errorf("rows not sorted by name: %v", names)
 	}
 }
+
+// A failed check explains the failing pod in the state that failed it,
+// not in a newer one the informer holds already (a crash-looping
+// container restarted and running again). CI saw such an explanation:
+// "running" under a CrashLoopBackOff verdict.
+func TestFailureExplainedInTheStateThatFailed(t *testing.T) {
+	s := simWith(true, map[string]podState{"crash": crashLooping})
+	var once sync.Once
+	s.afterList = func() {
+		once.Do(func() {
+			p := s.get("a/crash")
+			setState(p, runningNotReady)
+			s.put(p)
+		})
+	}
+	o, _, stderr := runSim(t, s, runCase{until: "ready"})
+	if o.Verdict != podsync.Failed {
+		t.Fatalf("verdict %v, want failed", o.Verdict)
+	}
+	if !strings.Contains(stderr, "waiting (CrashLoopBackOff") {
+		t.Errorf("the explanation does not show the state that failed the check:\n%s", stderr)
+	}
+}

@@ -211,15 +211,27 @@ func (s *stream) observe(w *clusterRun, m controller.Message) {
 	w.events[m.Kind.String()]++
 	w.targets.observe(m)
 	key := m.Key.String()
-	switch {
-	case m.Kind != controller.Gone:
+	if m.Kind != controller.Gone {
+		// The state that failed the check is the one explained: a failure
+		// is final, later states of that pod are not.
+		keep := w.judged != nil && !failedOn(w.eval, key)
 		w.eval.ObserveStatus(key, m.Row.Pod, source.Cell(m.Row, "Status"), m.Kind == controller.Sync)
-	case m.Row == nil:
-		fmt.Fprintf(s.stderr, "warning: %spod %s was deleted while the watch was down; its last state is not known\n", w.prefix(), key)
-		w.eval.Forget(key)
-	default:
-		w.eval.Forget(key)
+		if keep {
+			w.judged[key] = m.Row
+		}
+		return
 	}
+	if m.Row == nil {
+		fmt.Fprintf(s.stderr, "warning: %spod %s was deleted while the watch was down; its last state is not known\n", w.prefix(), key)
+	}
+	delete(w.judged, key)
+	w.eval.Forget(key)
+}
+
+// failedOn reports whether the pod of key has failed the check.
+func failedOn(e *check.Evaluator, key string) bool {
+	v := e.Verdict()
+	return v.State == check.Failed && v.Failure.Key == key
 }
 
 // print writes one message. A message the printer cannot format (a
