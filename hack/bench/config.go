@@ -34,6 +34,7 @@ type config struct {
 	attach      string
 	keep        bool
 	status      string
+	shape       string
 	nodes       int
 	namespaces  int
 	perApp      int
@@ -85,6 +86,7 @@ func (c *config) register(fl *flag.FlagSet) *listFlags {
 	fl.StringVar(&c.attach, "attach", "", "use the cluster a previous -keep run left in this folder instead of starting one")
 	fl.BoolVar(&c.keep, "keep", false, "leave the cluster running at the end (for profiling; stop it with go run ./hack/cluster down --dir DIR)")
 	fl.StringVar(&c.status, "status", "self", "who makes pods Running and Ready: self (the loader writes the statuses, on nodes kwok does not manage) or kwok (kwok's fast stages on its nodes)")
+	fl.StringVar(&c.shape, "pod-shape", "deployment", "what each pod holds: deployment (two containers with env, probes, ports, a volume: about 6 KB of protobuf) or small (one container with requests and no service-account token: about 2 KB, the size of the issue's reference pods; 150,000 of them fit this machine's API server)")
 	fl.IntVar(&c.nodes, "nodes", 10, "nodes the pods are spread over")
 	fl.IntVar(&c.namespaces, "namespaces", 20, "namespaces the pods are spread over")
 	fl.IntVar(&c.perApp, "pods-per-replicaset", 25, "pods per ReplicaSet owner")
@@ -175,6 +177,7 @@ func (c *config) validate() error {
 		{c.duration <= 0 || c.duration > time.Hour, fmt.Sprintf("-duration %s: want more than 0 and at most 1h", c.duration)},
 		{c.method != "put" && c.method != "patch", fmt.Sprintf("-update %q: want put or patch", c.method)},
 		{c.status != "self" && c.status != "kwok", fmt.Sprintf("-status %q: want self or kwok", c.status)},
+		{c.shape != "deployment" && c.shape != "small", fmt.Sprintf("-pod-shape %q: want deployment or small", c.shape)},
 		{c.nodes < 1 || c.nodes > 60, fmt.Sprintf("-nodes %d: want 1 to 60", c.nodes)},
 		{c.namespaces < 1 || c.namespaces > 1000, fmt.Sprintf("-namespaces %d: want 1 to 1000", c.namespaces)},
 		{c.perApp < 1 || c.loaders < 1 || c.loaders > 512, "-pods-per-replicaset must be at least 1 and -loaders 1 to 512"},

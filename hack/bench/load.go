@@ -307,7 +307,7 @@ func (l *loader) owner(ctx context.Context, app int) (types.UID, error) {
 		Spec: appsv1.ReplicaSetSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(app, "")},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: l.podSpec(app, "")},
 		},
 	}
 	got, err := l.cs.AppsV1().ReplicaSets(ns).Create(ctx, rs, metav1.CreateOptions{FieldManager: fieldManager})
@@ -372,16 +372,43 @@ func (l *loader) pod(i, app int, owner types.UID, node string) *corev1.Pod {
 				"app": appName(app), "pod-template-hash": templateHash(app),
 				"app.kubernetes.io/part-of": "shop", benchLabel: "pod",
 			},
-			Annotations: map[string]string{
-				"prometheus.io/scrape": "true", "prometheus.io/port": "9102",
-				"kubectl.kubernetes.io/default-container": "app",
-			},
+			Annotations: l.annotations(),
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs, UID: owner,
 				Controller: &yes, BlockOwnerDeletion: &yes,
 			}},
 		},
-		Spec: podSpec(app, node),
+		Spec: l.podSpec(app, node),
+	}
+}
+
+func (l *loader) annotations() map[string]string {
+	if l.e.cfg.shape == "small" {
+		return nil
+	}
+	return map[string]string{
+		"prometheus.io/scrape": "true", "prometheus.io/port": "9102",
+		"kubectl.kubernetes.io/default-container": "app",
+	}
+}
+
+// podSpec is the spec of -pod-shape: small pods keep one container with
+// its requests and nothing the API server adds to every pod.
+func (l *loader) podSpec(app int, node string) corev1.PodSpec {
+	if l.e.cfg.shape != "small" {
+		return podSpec(app, node)
+	}
+	no := false
+	return corev1.PodSpec{
+		NodeName:                     node,
+		AutomountServiceAccountToken: &no,
+		Containers: []corev1.Container{{
+			Name:  "app",
+			Image: fmt.Sprintf("registry.example.com/shop/%s:1.%d.3", appName(app), app%17),
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			},
+		}},
 	}
 }
 

@@ -94,6 +94,12 @@ func ratio(a, b float64) string {
 	return fmt.Sprintf("%.2f×", a/b)
 }
 
+// shapeWords say what a pod of each -pod-shape holds.
+var shapeWords = map[string]string{
+	"deployment": "2 containers with env, probes, ports and a volume (-pod-shape deployment, about 6 KB of protobuf)",
+	"small":      "1 container with requests, no annotations, no service-account token (-pod-shape small, about 2 KB of protobuf)",
+}
+
 func (r *report) markdown() string {
 	var b strings.Builder
 	m := r.machine
@@ -103,8 +109,8 @@ func (r *report) markdown() string {
 		m.CPUs, m.CPUModel, m.MemoryGiB, m.Kernel, m.GoVersion, m.Load, r.machineAfter.Load)
 	fmt.Fprintf(&b, "- %d runs of each command per size, alternating the commands (order rotated each round); median (min–max); whole run took %s\n",
 		r.cfg.runs, r.took.Round(time.Second))
-	fmt.Fprintf(&b, "- pods: 2 containers, ReplicaSet owner, %d namespaces, %d nodes; statuses written by %s\n",
-		r.cfg.namespaces, r.cfg.nodes, r.cfg.status)
+	fmt.Fprintf(&b, "- pods: %s, ReplicaSet owner, %d namespaces, %d nodes; statuses written by %s\n",
+		shapeWords[r.cfg.shape], r.cfg.namespaces, r.cfg.nodes, r.cfg.status)
 	fmt.Fprintf(&b, "- wall, CPU and peak RSS of each client process come from wait4 in a small launcher (hack/bench/spawn); its floor, measured on `true`, is %.1f MiB peak RSS. The launcher reads each client's stdout through a pipe, counts it and notes when the first row (the first byte after the header) arrived\n",
 		float64(r.baseline.maxRSS)/(1<<20))
 	if r.apiMethod != "" {

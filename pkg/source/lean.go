@@ -99,15 +99,19 @@ func slim(p *corev1.Pod) *corev1.Pod {
 	return out
 }
 
-// slimConditions shares the words of the conditions it is given, which
-// are a copy of their own.
+// slimConditions copies the conditions into a slice of their own length
+// (a decoded one has room for as many again) sharing their words.
 func slimConditions(in []corev1.PodCondition) []corev1.PodCondition {
-	for i := range in {
-		c := &in[i]
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]corev1.PodCondition, len(in))
+	for i, c := range in {
 		c.Type, c.Status = corev1.PodConditionType(intern(string(c.Type))), corev1.ConditionStatus(intern(string(c.Status)))
 		c.Reason = intern(c.Reason)
+		out[i] = c
 	}
-	return in
+	return out
 }
 
 func slimStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
