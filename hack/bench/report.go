@@ -96,8 +96,8 @@ func ratio(a, b float64) string {
 
 // shapeWords say what a pod of each -pod-shape holds.
 var shapeWords = map[string]string{
-	"deployment": "2 containers with env, probes, ports and a volume (-pod-shape deployment, about 6 KB of protobuf)",
-	"small":      "1 container with requests, no annotations, no service-account token (-pod-shape small, about 2 KB of protobuf)",
+	"deployment": "2 containers with env, probes, ports and a volume (-pod-shape deployment, about 6 KB of protobuf as served)",
+	"small":      "1 container with requests, no annotations, no service-account token (-pod-shape small, about 2.8 KB of protobuf as served)",
 }
 
 func (r *report) markdown() string {

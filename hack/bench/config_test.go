@@ -1,0 +1,57 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestParseConfig(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		shape string
+		err   string
+	}{
+		{args: nil, shape: "deployment"},
+		{args: []string{"-pod-shape", "small", "-pods", "5000,50000,150000"}, shape: "small"},
+		{args: []string{"-pod-shape", "tiny"}, err: `-pod-shape "tiny": want deployment or small`},
+		{args: []string{"-pods", "50000,5000"}, err: "-pods: counts must increase (5000 after 50000)"},
+		{args: []string{"-pods", "250000"}, err: `-pods: "250000" is not a pod count from 2 to 200000`},
+	} {
+		cfg, err := parseConfig(append([]string{"-bin", "/tools"}, c.args...), io.Discard)
+		if c.err != "" {
+			var ue usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: got error %v, want a usage error with %q", c.args, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if cfg.shape != c.shape {
+			t.Errorf("%q: shape %q, want %q", c.args, cfg.shape, c.shape)
+		}
+	}
+}
+
+// A small pod with a running status, before the server adds managedFields,
+// is at most 2 KB and half a deployment pod.
+func TestSmallPodsAreSmall(t *testing.T) {
+	size := map[string]int{}
+	for _, shape := range []string{"deployment", "small"} {
+		l := &loader{e: &env{cfg: &config{shape: shape, perApp: 25, namespaces: 20}}}
+		p := l.pod(1234, 1234/25, "8d5c3b0e-6a1f-4c4e-9f3e-2b7f1a0c9d11", "node-3")
+		p.Status = runningStatus(p, "10.0.0.3", "10.1.3.17")
+		b, err := p.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		size[shape] = len(b)
+	}
+	if size["small"] > 2048 || 2*size["small"] > size["deployment"] {
+		t.Errorf("small pod %d bytes, deployment pod %d: want at most 2 KB and half", size["small"], size["deployment"])
+	}
+	t.Logf("protobuf without managedFields: deployment %d bytes, small %d", size["deployment"], size["small"])
+}
