@@ -36,16 +36,22 @@ func listReported(ctx context.Context, opts metav1.ListOptions, page pager, r Re
 // and returned whole; a list at a given resourceVersion, or a page the
 // caller asked for, is passed through as asked. (client-go's ListPager
 // would hand back untyped items to be sorted into rows again; the pages
-// here are rows already.)
+// here are rows already.) The next page is asked for as soon as a page
+// has arrived, before that page is observed: the server prepares one page
+// while the client prints the last, instead of each waiting for the other.
 func listPages(ctx context.Context, opts metav1.ListOptions, page pager) (*PodRowList, error) {
 	if opts.Continue != "" || (opts.ResourceVersion != "" && opts.ResourceVersion != "0") {
 		return page(ctx, opts)
 	}
 	paged := opts
 	paged.ResourceVersion, paged.ResourceVersionMatch, paged.Limit = "", "", FirstPageSize
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // a page fetched ahead is not waited for if the list fails
+	next := fetch(ctx, page, paged)
 	var out *PodRowList
 	for {
-		p, err := page(ctx, paged)
+		r := <-next
+		p, err := r.list, r.err
 		if apierrors.IsResourceExpired(err) && paged.Continue != "" {
 			// The snapshot was compacted away between two pages: list
 			// whole, as asked, as client-go's pager does.
@@ -58,6 +64,10 @@ func listPages(ctx context.Context, opts metav1.ListOptions, page pager) (*PodRo
 		}
 		if err != nil {
 			return nil, err
+		}
+		if p.Continue != "" {
+			paged.Continue, paged.Limit = p.Continue, PageSize
+			next = fetch(ctx, page, paged)
 		}
 		ObservePage(ctx, p)
 		if out == nil {
@@ -72,8 +82,22 @@ func listPages(ctx context.Context, opts metav1.ListOptions, page pager) (*PodRo
 			out.Continue, out.RemainingItemCount = "", nil
 			return out, nil
 		}
-		paged.Continue, paged.Limit = p.Continue, PageSize
 	}
+}
+
+type fetched struct {
+	list *PodRowList
+	err  error
+}
+
+// fetch asks for one page in the background.
+func fetch(ctx context.Context, page pager, opts metav1.ListOptions) <-chan fetched {
+	out := make(chan fetched, 1)
+	go func() {
+		list, err := page(ctx, opts)
+		out <- fetched{list, err}
+	}()
+	return out
 }
 
 type pageObserverKey struct{}
