@@ -205,21 +205,6 @@ func resetDir(dir string) error {
 	return nil
 }
 
-// freePorts asks the kernel for n distinct free loopback ports. All
-// listeners stay open until the last is picked so no port comes twice.
-func freePorts(n int) ([]int, error) {
-	var out []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("pick a free port: %w", err)
-		}
-		defer l.Close()
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
-}
-
 func pickPorts() (ports, error) {
 	p, err := freePorts(6)
 	if err != nil {
