@@ -2,10 +2,14 @@ package source
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The table output prints the server's cells, and reads of the pod itself
@@ -63,10 +67,19 @@ func redecode(row *PodRow, d decoder) error {
 	return nil
 }
 
+// internCells shares the words that recur from row to row. The Name cell
+// shares the pod's name, and the IP cell is left alone: each is unique to
+// its pod and would only crowd the common words out of the interned set.
 func internCells(row *PodRow) {
+	name, ip := columnIndex(row.Columns, "Name"), columnIndex(row.Columns, "IP")
 	for i, c := range row.Cells {
-		if str, ok := c.(string); ok {
-			row.Cells[i] = intern(str)
+		str, ok := c.(string)
+		switch {
+		case !ok || i == ip:
+		case i == name && row.Pod != nil && str == row.Pod.Name:
+			row.Cells[i] = row.Pod.Name
+		default:
+			row.Cells[i] = internBoxed(str)
 		}
 	}
 }
@@ -79,9 +92,9 @@ func internCells(row *PodRow) {
 func slim(p *corev1.Pod) *corev1.Pod {
 	out := &corev1.Pod{}
 	m, o := &p.ObjectMeta, &out.ObjectMeta
-	o.Name, o.Namespace, o.UID, o.ResourceVersion, o.Generation = m.Name, m.Namespace, m.UID, m.ResourceVersion, m.Generation
+	o.Name, o.Namespace, o.UID, o.ResourceVersion, o.Generation = m.Name, intern(m.Namespace), m.UID, m.ResourceVersion, m.Generation
 	o.CreationTimestamp, o.DeletionTimestamp, o.DeletionGracePeriodSeconds = m.CreationTimestamp, m.DeletionTimestamp, m.DeletionGracePeriodSeconds
-	o.Labels, o.OwnerReferences = internLabels(m.Labels), m.OwnerReferences
+	o.Labels, o.OwnerReferences = sharedLabels(m.Labels), sharedOwners(m.OwnerReferences)
 	s := &p.Status
 	// A container's spec matters only until the kubelet reports it (an
 	// explanation lists it as not yet reported), and an init container's
@@ -139,7 +152,9 @@ func slimState(s corev1.ContainerState) corev1.ContainerState {
 }
 
 // The same few words recur in every pod (condition types, True, reasons,
-// label keys and common values): a lean row shares one copy of each.
+// label keys and common values): a lean row shares one copy of each. The
+// copy is kept boxed, so that a table cell (an interface) shares it too
+// instead of boxing its own.
 const (
 	maxInterned    = 8192
 	maxInternedLen = 64
@@ -147,10 +162,12 @@ const (
 
 var interned = struct {
 	sync.Mutex
-	m map[string]string
-}{m: map[string]string{}}
+	m map[string]any
+}{m: map[string]any{}}
 
-func intern(s string) string {
+func intern(s string) string { return internBoxed(s).(string) }
+
+func internBoxed(s string) any {
 	if s == "" || len(s) > maxInternedLen {
 		return s
 	}
@@ -159,21 +176,87 @@ func intern(s string) string {
 	if v, ok := interned.m[s]; ok {
 		return v
 	}
+	var v any = s
 	if len(interned.m) < maxInterned {
-		interned.m[s] = s
+		interned.m[s] = v
 	}
-	return s
+	return v
 }
 
-func internLabels(in map[string]string) map[string]string {
+// Pods of one ReplicaSet, StatefulSet or Job mostly carry the same labels
+// and the same owner: lean rows share one read-only copy of each set, as
+// long as the set is among the last sharedSets ones seen. When the table is
+// full it starts over, so that sets of owners long gone are not kept.
+const sharedSets = 16384
+
+type setTable[T any] struct {
+	sync.Mutex
+	m map[string]T
+}
+
+func (t *setTable[T]) share(key string, build func() T) T {
+	t.Lock()
+	defer t.Unlock()
+	if v, ok := t.m[key]; ok {
+		return v
+	}
+	if t.m == nil || len(t.m) >= sharedSets {
+		t.m = map[string]T{}
+	}
+	v := build()
+	t.m[key] = v
+	return v
+}
+
+var (
+	labelSets setTable[map[string]string]
+	ownerSets setTable[[]metav1.OwnerReference]
+)
+
+// sharedLabels is a read-only map equal to in, shared by the pods with the
+// same labels.
+func sharedLabels(in map[string]string) map[string]string {
 	if len(in) == 0 {
 		return in
 	}
-	out := make(map[string]string, len(in))
-	for k, v := range in {
-		out[intern(k)] = intern(v)
+	var key strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		key.WriteString(k)
+		key.WriteByte(0)
+		key.WriteString(in[k])
+		key.WriteByte(0)
 	}
-	return out
+	return labelSets.share(key.String(), func() map[string]string {
+		out := make(map[string]string, len(in))
+		for k, v := range in {
+			out[intern(k)] = intern(v)
+		}
+		return out
+	})
+}
+
+// sharedOwners is a read-only slice equal to in, shared by the pods with
+// the same owners.
+func sharedOwners(in []metav1.OwnerReference) []metav1.OwnerReference {
+	if len(in) == 0 {
+		return in
+	}
+	var key strings.Builder
+	for _, o := range in {
+		for _, s := range [...]string{o.APIVersion, o.Kind, o.Name, string(o.UID), flag(o.Controller), flag(o.BlockOwnerDeletion)} {
+			key.WriteString(s)
+			key.WriteByte(0)
+		}
+	}
+	return ownerSets.share(key.String(), func() []metav1.OwnerReference { return slices.Clone(in) })
+}
+
+// flag spells an optional bool for a key: unset, true or false.
+func flag(b *bool) string {
+	if b == nil {
+		return "-"
+	}
+	return strconv.FormatBool(*b)
 }
 
 // sortParts orders hashes by field index.

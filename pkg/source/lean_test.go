@@ -1,0 +1,104 @@
+package source
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"unsafe"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Pods with the same labels and owners share one copy of each in their
+// lean rows; a pod with other labels or another owner gets its own.
+func TestLeanRowsShareLabelsAndOwners(t *testing.T) {
+	yes := true
+	pod := func(name, app, owner string) *PodRow {
+		p := benchPod()
+		p.Name, p.Labels = name, map[string]string{"app": app, "tier": "web"}
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: owner, UID: types.UID("u-" + owner), Controller: &yes}}
+		row := &PodRow{Pod: p}
+		Lean(row)
+		return row
+	}
+	a, b, c, d := pod("a", "shop", "rs1"), pod("b", "shop", "rs1"), pod("c", "cart", "rs1"), pod("d", "shop", "rs2")
+	same := func(x, y any) bool { return reflect.ValueOf(x).Pointer() == reflect.ValueOf(y).Pointer() }
+	if !same(a.Pod.Labels, b.Pod.Labels) || !same(a.Pod.OwnerReferences, b.Pod.OwnerReferences) {
+		t.Error("two pods with the same labels and owner do not share them")
+	}
+	if same(a.Pod.Labels, c.Pod.Labels) || !reflect.DeepEqual(c.Pod.Labels, map[string]string{"app": "cart", "tier": "web"}) {
+		t.Errorf("a pod with other labels got %v", c.Pod.Labels)
+	}
+	if same(a.Pod.OwnerReferences, d.Pod.OwnerReferences) || d.Pod.OwnerReferences[0].Name != "rs2" {
+		t.Errorf("a pod with another owner got %v", d.Pod.OwnerReferences)
+	}
+	if !same(a.Pod.Labels, d.Pod.Labels) {
+		t.Error("the labels of pods of two owners are not shared")
+	}
+}
+
+// An owner that differs only in whether it is the controller is another
+// owner.
+func TestSharedOwnersTellControllersApart(t *testing.T) {
+	yes, no := true, false
+	ref := func(controller *bool) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", UID: "u", Controller: controller}}
+	}
+	got := []*bool{sharedOwners(ref(&yes))[0].Controller, sharedOwners(ref(&no))[0].Controller, sharedOwners(ref(nil))[0].Controller}
+	if got[0] == nil || !*got[0] || got[1] == nil || *got[1] || got[2] != nil {
+		t.Errorf("controller flags after sharing: %v %v %v", got[0], got[1], got[2])
+	}
+}
+
+// The table of shared sets starts over when full: it never holds more
+// than sharedSets sets, and sharing goes on after it starts over.
+func TestSharedSetsAreBounded(t *testing.T) {
+	var table setTable[map[string]string]
+	built := 0
+	for i := range sharedSets + 10 {
+		table.share(fmt.Sprint(i), func() map[string]string { built++; return map[string]string{} })
+	}
+	if len(table.m) > sharedSets || built != sharedSets+10 {
+		t.Errorf("%d sets held, %d built; want at most %d held, %d built", len(table.m), built, sharedSets, sharedSets+10)
+	}
+	table.share("again", func() map[string]string { built++; return nil })
+	table.share("again", func() map[string]string { built++; return nil })
+	if built != sharedSets+11 {
+		t.Errorf("a set seen twice after the table started over was built %d times", built-sharedSets-10)
+	}
+}
+
+// A lean row's Name cell shares the pod's name, and the IP cell, unique
+// to its pod, stays out of the interned words, while the common words are
+// shared between rows.
+func TestInternedCells(t *testing.T) {
+	columns := []metav1.TableColumnDefinition{{Name: "Name"}, {Name: "Status"}, {Name: "IP"}}
+	row := func(name, ip string) *PodRow {
+		r := &PodRow{Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}, Columns: columns,
+			Cells: []interface{}{string([]byte(name)), string([]byte("Running")), string([]byte(ip))}}
+		internCells(r)
+		return r
+	}
+	a, b := row("web-1", "10.0.0.1"), row("web-2", "10.0.0.2")
+	if a.Cells[0] != "web-1" || a.Cells[1] != "Running" || a.Cells[2] != "10.0.0.1" {
+		t.Fatalf("cells changed: %v", a.Cells)
+	}
+	if unsafeData(a.Cells[0].(string)) != unsafeData(a.Pod.Name) {
+		t.Error("the Name cell does not share the pod's name")
+	}
+	if unsafeData(a.Cells[1].(string)) != unsafeData(b.Cells[1].(string)) {
+		t.Error("the Status cells of two rows are not shared")
+	}
+	interned.Lock()
+	_, kept := interned.m["10.0.0.1"]
+	interned.Unlock()
+	if kept {
+		t.Error("an IP was interned")
+	}
+}
+
+// unsafeData is where a string's bytes are: two strings that share a copy
+// have the same.
+func unsafeData(s string) *byte { return unsafe.StringData(s) }
