@@ -40,7 +40,7 @@ func (w *Writer) writeNews(msg controller.Message) error {
 	if err := w.printNews(msg); err != nil {
 		return fmt.Errorf("print %s %s: %w", msg.Kind, msg.Key, err)
 	}
-	if w.shape == Table && w.buffered {
+	if w.holding() {
 		return nil
 	}
 	return w.Flush()

@@ -92,7 +92,8 @@ type Writer struct {
 	// last is the previous state reported per key, for CHANGES.
 	last map[contextKey]*source.PodRow
 	// buffered holds table lines back until Flush, so the initial list is
-	// aligned as one block, as kubectl aligns its first table.
+	// aligned as one block, as kubectl aligns its first table; other
+	// shapes write a page in batches of batchBytes (see holding).
 	buffered bool
 	seeded   bool
 	// labels are the -L and --show-labels columns of a table; cols are its
@@ -150,9 +151,19 @@ func New(o Options) (*Writer, error) {
 // Shape is the writer's output shape.
 func (w *Writer) Shape() Shape { return w.shape }
 
-// SetBuffered holds table lines back until Flush (true) or writes each
-// message as it comes (false).
+// SetBuffered holds table lines back until Flush, and other lines until
+// batchBytes of them are ready (true), or writes each message as it comes
+// (false).
 func (w *Writer) SetBuffered(b bool) { w.buffered = b }
+
+// batchBytes is how much buffered output other than a table is written at
+// once: a page of pods printed as JSON is then a few writes, not one per pod.
+const batchBytes = 64 << 10
+
+// holding reports whether what was just printed waits for a later write.
+func (w *Writer) holding() bool {
+	return w.buffered && (w.shape == Table || w.buf.Len() < batchBytes)
+}
 
 // Write prints one message. With --watch-only a SYNC message is remembered
 // for CHANGES but not printed; a GONE without a known last state has
@@ -175,7 +186,7 @@ func (w *Writer) Write(msg controller.Message) error {
 	if err := w.print(msg, prev); err != nil {
 		return fmt.Errorf("print %s %s: %w", msg.Kind, msg.Key, err)
 	}
-	if w.shape == Table && w.buffered {
+	if w.holding() {
 		return nil
 	}
 	return w.Flush()

@@ -3,8 +3,10 @@ package output
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,5 +160,61 @@ func TestColorWrapsOnlyEventNames(t *testing.T) {
 	}
 	if !ColorWanted("always", &bytes.Buffer{}) || ColorWanted("never", os.Stdout) {
 		t.Error("always/never not honoured")
+	}
+}
+
+// writes records each write to the output.
+type writes struct{ calls []string }
+
+func (w *writes) Write(p []byte) (int, error) {
+	w.calls = append(w.calls, string(p))
+	return len(p), nil
+}
+
+// A buffered JSON page is written in batches of whole lines, each at least
+// batchBytes but the last, and the bytes are those written one by one; a
+// table stays held until Flush whatever its size.
+func TestBufferedPagesWriteInBatches(t *testing.T) {
+	for _, format := range []string{"json", "wide"} {
+		print := func(buffered bool) *writes {
+			pf := get.NewGetPrintFlags()
+			if err := newFlagCommand(pf).ParseFlags([]string{"-o", format}); err != nil {
+				t.Fatal(err)
+			}
+			out := &writes{}
+			w, err := New(Options{PrintFlags: pf, Out: out, Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.SetBuffered(buffered)
+			for i := range 300 {
+				name := fmt.Sprintf("web-%03d", i)
+				if err := w.Write(controller.Message{Kind: controller.Sync, Key: shopKey(name), Row: row(name, "1/1", "Running", "0", "10.0.0.1", "1")}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		one, batched := print(false), print(true)
+		if strings.Join(one.calls, "") != strings.Join(batched.calls, "") {
+			t.Fatalf("-o %s: buffered output differs", format)
+		}
+		if format == "wide" {
+			if len(batched.calls) != 1 {
+				t.Errorf("a buffered table was written in %d parts, want 1", len(batched.calls))
+			}
+			continue
+		}
+		if len(one.calls) != 300 || len(batched.calls) < 2 || len(batched.calls) > 300/10 {
+			t.Fatalf("-o json: %d writes one by one, %d batched", len(one.calls), len(batched.calls))
+		}
+		for i, c := range batched.calls {
+			if !strings.HasSuffix(c, "\n") || (i < len(batched.calls)-1 && len(c) < batchBytes) {
+				t.Errorf("batch %d of %d: %d bytes, ends in a newline: %v", i, len(batched.calls), len(c), strings.HasSuffix(c, "\n"))
+			}
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
@@ -58,9 +59,10 @@ func (s *stream) handlePage(c *clusterRun, p page) (ending, bool) {
 	if c.initial {
 		return ending{}, false // a relist: its changes come from the informer
 	}
-	if s.several {
-		// A page prints as one aligned block; lines of other clusters
-		// go out as they come.
+	if s.several || s.writer.Shape() != output.Table {
+		// With several clusters a page prints as one aligned block, and
+		// lines of other clusters go out as they come; JSON, YAML, names
+		// and templates are written in batches rather than pod by pod.
 		s.writer.SetBuffered(true)
 		defer s.writer.SetBuffered(false)
 	}
@@ -70,6 +72,8 @@ func (s *stream) handlePage(c *clusterRun, p page) (ending, bool) {
 		msgs := s.restream(c, key, row)
 		c.streamed[key] = row
 		if end, over := s.handle(c, msgs); over {
+			// What was judged and printed before the end is not lost.
+			s.flush()
 			return end, true
 		}
 	}
