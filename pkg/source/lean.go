@@ -52,21 +52,18 @@ func Pack(row *PodRow, keepManagedFields bool) error {
 	return redecode(row, decoder{pack: true, keepManagedFields: keepManagedFields})
 }
 
-// redecode encodes the row's whole pod and reads it back with d, as a pod
-// of a list's bytes would be read. A row already lean stays as it is.
+// redecode encodes the row's pod and reads it back with d, as a pod of a
+// list's bytes would be read.
 func redecode(row *PodRow, d decoder) error {
-	if row.whole == nil {
-		return nil
-	}
-	raw, err := row.whole.Marshal()
+	raw, err := row.Pod.Marshal()
 	if err != nil {
-		return fmt.Errorf("encode pod %s/%s: %w", row.whole.Namespace, row.whole.Name, err)
+		return fmt.Errorf("encode pod %s/%s: %w", row.Pod.Namespace, row.Pod.Name, err)
 	}
 	got, err := d.decodePod(raw)
 	if err != nil {
-		return fmt.Errorf("read pod %s/%s again: %w", row.whole.Namespace, row.whole.Name, err)
+		return fmt.Errorf("read pod %s/%s again: %w", row.Pod.Namespace, row.Pod.Name, err)
 	}
-	row.whole, row.meta, row.lean, row.Parts, row.Raw = got.whole, got.meta, got.lean, got.Parts, got.Raw
+	row.Pod, row.Parts, row.Raw = got.Pod, got.Parts, got.Raw
 	return nil
 }
 
@@ -79,8 +76,8 @@ func internCells(row *PodRow) {
 		str, ok := c.(string)
 		switch {
 		case !ok || i == ip:
-		case i == name && str == row.Meta().Name:
-			row.Cells[i] = row.Meta().Name
+		case i == name && row.Pod != nil && str == row.Pod.Name:
+			row.Cells[i] = row.Pod.Name
 		default:
 			row.Cells[i] = internBoxed(str)
 		}
@@ -91,8 +88,7 @@ func internCells(row *PodRow) {
 // only names and restart policies already, see containerNames): identity, labels and
 // owners (the -L columns, the Deployment rollout check), the containers'
 // names (explanations) and sidecar policy (STATUS), and the status the
-// checks judge, without images and IDs. The row keeps all but the
-// metadata encoded (see PodRow), so only the metadata shares its words.
+// checks judge, without images and IDs.
 func slim(p *corev1.Pod) *corev1.Pod {
 	out := &corev1.Pod{}
 	m, o := &p.ObjectMeta, &out.ObjectMeta
@@ -108,9 +104,25 @@ func slim(p *corev1.Pod) *corev1.Pod {
 	}
 	out.Spec.InitContainers = p.Spec.InitContainers
 	out.Status = corev1.PodStatus{
-		Phase: s.Phase, Conditions: s.Conditions, Message: s.Message, Reason: s.Reason,
+		Phase: corev1.PodPhase(intern(string(s.Phase))), Conditions: slimConditions(s.Conditions),
+		Message: s.Message, Reason: intern(s.Reason),
 		InitContainerStatuses: slimStatuses(s.InitContainerStatuses),
 		ContainerStatuses:     slimStatuses(s.ContainerStatuses),
+	}
+	return out
+}
+
+// slimConditions copies the conditions into a slice of their own length
+// (a decoded one has room for as many again) sharing their words.
+func slimConditions(in []corev1.PodCondition) []corev1.PodCondition {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]corev1.PodCondition, len(in))
+	for i, c := range in {
+		c.Type, c.Status = corev1.PodConditionType(intern(string(c.Type))), corev1.ConditionStatus(intern(string(c.Status)))
+		c.Reason = intern(c.Reason)
+		out[i] = c
 	}
 	return out
 }
@@ -121,16 +133,19 @@ func slimStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 	}
 	out := make([]corev1.ContainerStatus, len(in))
 	for i, c := range in {
-		out[i] = corev1.ContainerStatus{Name: c.Name, State: slimState(c.State), LastTerminationState: slimState(c.LastTerminationState),
+		out[i] = corev1.ContainerStatus{Name: intern(c.Name), State: slimState(c.State), LastTerminationState: slimState(c.LastTerminationState),
 			Ready: c.Ready, RestartCount: c.RestartCount, Started: c.Started}
 	}
 	return out
 }
 
 func slimState(s corev1.ContainerState) corev1.ContainerState {
+	if s.Waiting != nil {
+		s.Waiting = &corev1.ContainerStateWaiting{Reason: intern(s.Waiting.Reason), Message: s.Waiting.Message}
+	}
 	if s.Terminated != nil {
 		t := *s.Terminated
-		t.ContainerID = ""
+		t.Reason, t.ContainerID = intern(t.Reason), ""
 		s.Terminated = &t
 	}
 	return s
