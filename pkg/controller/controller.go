@@ -178,12 +178,12 @@ func (c *Controller) onUpdate(oldObj, newObj interface{}) {
 	}
 	k := nameOf(newRow)
 	switch {
-	case oldRow.Pod.UID != newRow.Pod.UID:
+	case oldRow.Meta().UID != newRow.Meta().UID:
 		// Deleted and created again under the same name while the watch
 		// was down: the relist hands over both as one update.
 		c.record(k, &pending{kind: Gone, row: oldRow}, false)
 		c.record(k, &pending{kind: Add, row: newRow}, false)
-	case oldRow.Pod.ResourceVersion != newRow.Pod.ResourceVersion:
+	case oldRow.Meta().ResourceVersion != newRow.Meta().ResourceVersion:
 		c.record(k, &pending{kind: Update, row: newRow}, false)
 	}
 	// Resyncs and relists repeat objects that did not change: say nothing.
@@ -346,5 +346,5 @@ func messages(k cache.ObjectName, p *pending, hideSync bool) []Message {
 }
 
 func nameOf(row *source.PodRow) cache.ObjectName {
-	return cache.ObjectName{Namespace: row.Pod.Namespace, Name: row.Pod.Name}
+	return cache.ObjectName{Namespace: row.Meta().Namespace, Name: row.Meta().Name}
 }

@@ -74,7 +74,7 @@ func describe(msgs []Message) []string {
 	for _, m := range msgs {
 		rv := "?"
 		if m.Row != nil {
-			rv = m.Row.Pod.ResourceVersion
+			rv = m.Row.Meta().ResourceVersion
 		}
 		out = append(out, fmt.Sprintf("%s %s rv=%s", m.Kind, m.Key, rv))
 	}
@@ -146,7 +146,7 @@ func (f *fixture) waitCached(t *testing.T, name, rv string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		obj, ok, _ := f.ctrl.Indexer().GetByKey("ns/" + name) //nolint:errcheck // absent and error both mean not yet
-		if (!ok && rv == "") || (ok && obj.(*source.PodRow).Pod.ResourceVersion == rv) {
+		if (!ok && rv == "") || (ok && obj.(*source.PodRow).Pod().ResourceVersion == rv) {
 			return
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -162,7 +162,7 @@ func TestInitialListIsSyncThenAddUpdateGone(t *testing.T) {
 		if m.Kind != Sync {
 			t.Errorf("initial pod %s: got %s, want SYNC", m.Key, m.Kind)
 		}
-		if m.Row.Pod.ManagedFields != nil {
+		if m.Row.Pod().ManagedFields != nil {
 			t.Errorf("managedFields reached the handler for %s", m.Key)
 		}
 	}
@@ -306,7 +306,7 @@ func TestWorkRetrySucceeds(t *testing.T) {
 	var calls atomic.Int32
 	seen := make(chan string, 4)
 	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *source.PodRow) error {
-		seen <- row.Pod.ResourceVersion
+		seen <- row.Meta().ResourceVersion
 		if calls.Add(1) == 1 {
 			return errors.New("once")
 		}
@@ -357,8 +357,8 @@ func TestNeverTwoWorkersOnOneKey(t *testing.T) {
 		t.Fatalf("one key was handled by %d workers at once", m)
 	}
 	msgs := rec.snapshot()
-	if last := msgs[len(msgs)-1]; last.Row.Pod.ResourceVersion != "59" {
-		t.Errorf("last message shows rv %s, want the newest, 59", last.Row.Pod.ResourceVersion)
+	if last := msgs[len(msgs)-1]; last.Row.Meta().ResourceVersion != "59" {
+		t.Errorf("last message shows rv %s, want the newest, 59", last.Row.Meta().ResourceVersion)
 	}
 }
 
@@ -379,7 +379,7 @@ func newIdle(t testing.TB, rec *recorder, hideSync bool) *Controller {
 func row(name, rv, uid string) *source.PodRow {
 	p := pod(name, rv)
 	p.UID = types.UID(uid)
-	return &source.PodRow{Pod: p}
+	return source.RowOf(p)
 }
 
 // drain runs processNext until the queue is empty.
@@ -481,7 +481,7 @@ func TestRetryDoesNotDeliverAgain(t *testing.T) {
 		if row == nil {
 			return nil // gone: nothing to work on
 		}
-		worked = append(worked, row.Pod.ResourceVersion)
+		worked = append(worked, row.Meta().ResourceVersion)
 		if fails > 0 {
 			fails--
 			return errors.New("503")
@@ -565,7 +565,7 @@ func BenchmarkUpdateToMessage(b *testing.B) {
 		}
 		return nil
 	}
-	rows := []*source.PodRow{{Pod: pod("p", "1")}, {Pod: pod("p", "2")}}
+	rows := []*source.PodRow{source.RowOf(pod("p", "1")), source.RowOf(pod("p", "2"))}
 	if err := c.indexer.Add(rows[0]); err != nil {
 		b.Fatal(err)
 	}

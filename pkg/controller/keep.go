@@ -3,7 +3,7 @@ package controller
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 
@@ -15,7 +15,7 @@ import (
 // only known once the workloads appear. It may keep more pods as the run
 // goes on (then call Recheck); it is called from the workers and Recheck
 // at once, so it must be safe for concurrent use.
-type Keep func(pod *corev1.Pod) bool
+type Keep func(meta *metav1.ObjectMeta) bool
 
 // keep narrows one key's messages to what Options.Keep keeps, as the
 // user sees them: a pod shown for the first time is added (an UPDATE is
@@ -36,7 +36,7 @@ func (c *Controller) keep(k cache.ObjectName, msgs []Message) []Message {
 				out = append(out, m)
 				delete(c.shown, k)
 			}
-		case c.opts.Keep(m.Row.Pod):
+		case c.opts.Keep(m.Row.Meta()):
 			if !shown && m.Kind == Update {
 				m.Kind = Add
 			}
@@ -78,7 +78,7 @@ func (c *Controller) Recheck(namespace string) <-chan struct{} {
 			continue
 		}
 		k := nameOf(row)
-		if c.shown[k] || !c.opts.Keep(row.Pod) {
+		if c.shown[k] || !c.opts.Keep(row.Meta()) {
 			continue
 		}
 		r.keys[k] = true

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // labelled is pod with the label app=app.
@@ -29,7 +30,7 @@ func (a *apps) add(app string) {
 	a.keep[app] = true
 }
 
-func (a *apps) kept(p *corev1.Pod) bool {
+func (a *apps) kept(p *metav1.ObjectMeta) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.keep[p.Labels["app"]]

@@ -20,19 +20,19 @@ func Changes(prev, cur *source.PodRow, wide bool, labelColumns []string) string 
 		return ""
 	}
 	cells := changedCells(prev, cur, wide)
-	cells = append(cells, changedLabels(prev.Pod, cur.Pod, labelColumns)...)
+	cells = append(cells, changedLabels(prev.Meta().Labels, cur.Meta().Labels, labelColumns)...)
 	if len(cells) > 0 {
 		return strings.Join(cells, " ")
 	}
 	if prev.Parts != nil && cur.Parts != nil {
 		return strings.Join(changedLeanParts(prev, cur), ",")
 	}
-	return strings.Join(changedParts(prev.Pod, cur.Pod), ",")
+	return strings.Join(changedParts(prev.Pod(), cur.Pod()), ",")
 }
 
 // changedLabels compares the label columns of -L, named as kubectl heads
 // them: the key's last path segment in capitals.
-func changedLabels(prev, cur *corev1.Pod, keys []string) []string {
+func changedLabels(prev, cur map[string]string, keys []string) []string {
 	var out []string
 	for _, k := range keys {
 		before, after := labelCell(prev, k), labelCell(cur, k)
@@ -46,8 +46,8 @@ func changedLabels(prev, cur *corev1.Pod, keys []string) []string {
 
 // labelCell is a label's value as CHANGES shows it; a missing label reads
 // <none>, since an empty string would vanish between the colon and arrow.
-func labelCell(pod *corev1.Pod, key string) string {
-	if v, ok := pod.Labels[key]; ok {
+func labelCell(labels map[string]string, key string) string {
+	if v, ok := labels[key]; ok {
 		return v
 	}
 	return "<none>"
@@ -138,7 +138,7 @@ func jsonName(f reflect.StructField) string {
 // parts they left out: the same names in the same order.
 func changedLeanParts(prev, cur *source.PodRow) []string {
 	a, b := prev.Parts, cur.Parts
-	out := changedMetaWith(&prev.Pod.ObjectMeta, &cur.Pod.ObjectMeta, a.Annotations, b.Annotations, a.Finalizers, b.Finalizers)
+	out := changedMetaWith(prev.Meta(), cur.Meta(), a.Annotations, b.Annotations, a.Finalizers, b.Finalizers)
 	out = append(out, changedHashes("spec", reflect.TypeFor[corev1.PodSpec](), a.Spec, b.Spec)...)
 	return append(out, changedHashes("status", reflect.TypeFor[corev1.PodStatus](), a.Status, b.Status)...)
 }

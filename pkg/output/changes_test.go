@@ -8,7 +8,7 @@ import (
 
 func TestChanges(t *testing.T) {
 	withLabel := func(r *source.PodRow, k, v string) *source.PodRow {
-		r.Pod.Labels[k] = v
+		r.Meta().Labels[k] = v
 		return r
 	}
 	restarted := func(r *source.PodRow, cell string) *source.PodRow {

@@ -48,7 +48,7 @@ func TestFailingTemplatePrintsNothing(t *testing.T) {
 			t.Errorf("%v: want a short one-line error naming the key, got %q", args, msg)
 		}
 		good := controller.Message{Kind: controller.Add, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")}
-		good.Row.Pod.Labels["missing"] = "here"
+		good.Row.Meta().Labels["missing"] = "here"
 		if err := w.Write(good); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestFailingTemplatePrintsNothing(t *testing.T) {
 // <none> and a time prints as in JSON.
 func TestCustomColumnsMatchKubectl(t *testing.T) {
 	r := row("web-1", "0/1", "Pending", "0", "", "1")
-	r.Pod.Spec.NodeName = ""
+	r.Pod().Spec.NodeName = ""
 	pf := get.NewGetPrintFlags()
 	if err := newFlagCommand(pf).ParseFlags([]string{"-o", "custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,CREATED:.metadata.creationTimestamp"}); err != nil {
 		t.Fatal(err)

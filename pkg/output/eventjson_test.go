@@ -17,7 +17,7 @@ import (
 // The -o json fast path must print exactly what kubectl's JSON printer
 // prints for the same WatchEvent, whatever the pod holds.
 func TestEventJSONMatchesKubectlsPrinter(t *testing.T) {
-	odd := row("web-1", "1/1", "Running", "0", "10.0.0.1", "7").Pod
+	odd := row("web-1", "1/1", "Running", "0", "10.0.0.1", "7").Pod()
 	odd.Annotations = map[string]string{
 		"html":    `<a href="x">&amp;</a>`,
 		"unicode": "snow ☃, line\u2028sep\u2029, tab\t, quote \", nul \u0000",
@@ -33,7 +33,7 @@ func TestEventJSONMatchesKubectlsPrinter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pod := range []*corev1.Pod{row("web-2", "0/1", "Pending", "0", "<none>", "1").Pod, odd, {}} {
+	for _, pod := range []*corev1.Pod{row("web-2", "0/1", "Pending", "0", "<none>", "1").Pod(), odd, {}} {
 		for _, kind := range []controller.Kind{controller.Sync, controller.Add, controller.Update, controller.Gone} {
 			typed := typedPod(pod)
 			var want bytes.Buffer
@@ -98,7 +98,7 @@ func BenchmarkEventJSON(b *testing.B) {
 // benchPod is a pod as the bench loads it: two containers with ports, env,
 // resources and probes, five conditions, two container statuses.
 func benchPod() *corev1.Pod {
-	p := row("svc-0001-h7wtvk49kb-4t5k7", "2/2", "Running", "0", "10.160.0.2", "123456").Pod
+	p := row("svc-0001-h7wtvk49kb-4t5k7", "2/2", "Running", "0", "10.160.0.2", "123456").Pod()
 	p.Annotations = map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9102"}
 	c := corev1.Container{Name: "app", Image: "registry.example.com/shop/svc-0001:1.1.3",
 		Args:  []string{"--listen=:8080", "--metrics=:9102", "--log-format=json"},

@@ -76,7 +76,7 @@ func (w *Writer) printNews(msg controller.Message) error {
 			if msg.Row == nil {
 				return nil
 			}
-			return w.printName(msg, typedPod(msg.Row.Pod))
+			return w.printName(msg, typedPod(msg.Row.Identity()))
 		}
 		return w.printName(msg, obj)
 	}

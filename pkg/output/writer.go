@@ -230,11 +230,11 @@ func (e *WriteError) Unwrap() error { return e.Err }
 func (w *Writer) print(msg controller.Message, prev *source.PodRow) error {
 	if w.shape == Table {
 		// The table printer reads only the row's metadata: no typed copy.
-		return w.printRow(msg, prev, msg.Row.Pod)
+		return w.printRow(msg, prev, msg.Row.Identity())
 	}
 	if w.shape == Name {
 		// A name needs no more than the lean pod of a packed row.
-		return w.printName(msg, typedPod(msg.Row.Pod))
+		return w.printName(msg, typedPod(msg.Row.Identity()))
 	}
 	whole, err := msg.Row.Whole()
 	if err != nil {

@@ -49,7 +49,9 @@ func row(name, ready, status, restarts, ip string, rv string) *source.PodRow {
 		Status: corev1.PodStatus{Phase: corev1.PodPhase(status), PodIP: ip},
 	}
 	cells := []interface{}{name, ready, status, restarts, "ignored", ip, "kwok-node-0", "<none>", "<none>"}
-	return &source.PodRow{Pod: p, Cells: cells, Columns: columns}
+	r := source.RowOf(p)
+	r.Cells, r.Columns = cells, columns
+	return r
 }
 
 // stream is a short life of two pods: listed, changed, one deleted, one added.

@@ -101,7 +101,7 @@ func (w *clusterRun) awaits(key string) bool {
 	if row == nil {
 		return false
 	}
-	pod := row.Pod
+	pod := row.Pod()
 	f, failing := diagnose.Of(pod)
 	return failing && !w.diag.seen.Covers(key, pod.UID, f)
 }
@@ -214,5 +214,5 @@ func podOf(row *source.PodRow) *corev1.Pod {
 	if row == nil {
 		return nil
 	}
-	return row.Pod
+	return row.Pod()
 }

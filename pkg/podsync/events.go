@@ -73,7 +73,7 @@ func (j *eventJoin) podShown(m controller.Message) []*corev1.Event {
 		}
 		return nil
 	}
-	j.shown[key] = m.Row.Pod.UID
+	j.shown[key] = m.Row.Meta().UID
 	held := j.held[key]
 	delete(j.held, key)
 	var out []*corev1.Event

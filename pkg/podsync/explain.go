@@ -62,7 +62,7 @@ func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplana
 		if row == nil {
 			continue
 		}
-		pod := row.Pod
+		pod := row.Pod()
 		events, err := s.events(ctx, w, pod)
 		if err != nil && !errors.Is(err, diagnose.ErrRefused) {
 			fmt.Fprintf(s.stderr, "warning: %sevents of pod %s: %s\n", w.prefix(), k, check.SafeLine(err.Error(), 0))

@@ -68,7 +68,7 @@ func (s *stream) handlePage(c *clusterRun, p page) (ending, bool) {
 	}
 	for i := range p.list.Items {
 		row := &p.list.Items[i]
-		key := cache.ObjectName{Namespace: row.Pod.Namespace, Name: row.Pod.Name}
+		key := cache.ObjectName{Namespace: row.Meta().Namespace, Name: row.Meta().Name}
 		msgs := s.restream(c, key, row)
 		c.streamed[key] = row
 		if end, over := s.handle(c, msgs); over {
@@ -87,9 +87,9 @@ func (s *stream) restream(c *clusterRun, key cache.ObjectName, row *source.PodRo
 	switch {
 	case old == nil:
 		return []controller.Message{{Kind: controller.Sync, Key: key, Row: row}}
-	case old.Pod.UID != row.Pod.UID:
+	case old.Meta().UID != row.Meta().UID:
 		return []controller.Message{{Kind: controller.Gone, Key: key, Row: old}, {Kind: controller.Sync, Key: key, Row: row}}
-	case old.Pod.ResourceVersion != row.Pod.ResourceVersion:
+	case old.Meta().ResourceVersion != row.Meta().ResourceVersion:
 		return []controller.Message{{Kind: controller.Update, Key: key, Row: row}}
 	}
 	return nil
@@ -114,11 +114,11 @@ func (s *stream) unstream(c *clusterRun, msgs []controller.Message) []controller
 		switch {
 		case i > 0 || m.Row == nil:
 			out = append(out, m)
-		case m.Row.Pod.UID != old.Pod.UID:
+		case m.Row.Meta().UID != old.Meta().UID:
 			out = append(out, controller.Message{Kind: controller.Gone, Key: key, Row: old}, m)
 		case m.Kind != controller.Sync:
 			out = append(out, m)
-		case m.Row.Pod.ResourceVersion != old.Pod.ResourceVersion:
+		case m.Row.Meta().ResourceVersion != old.Meta().ResourceVersion:
 			m.Kind = controller.Update
 			out = append(out, m)
 		}

@@ -107,9 +107,9 @@ func (s *stream) blockers(w *clusterRun) []string {
 		row := obj.(*source.PodRow)
 		status := source.Cell(row, "Status")
 		if status == "" {
-			status = check.Status(row.Pod)
+			status = check.Status(row.Pod())
 		}
-		name := row.Pod.Name
+		name := row.Meta().Name
 		if s.cfg.Scope.AllNamespaces {
 			name = k
 		}

@@ -85,7 +85,7 @@ func (s *sim) source() *source.Source {
 // transform changes what it is given.
 func (s *sim) row(p *corev1.Pod) *source.PodRow {
 	p = p.DeepCopy()
-	r := &source.PodRow{Pod: p}
+	r := source.RowOf(p)
 	if s.table {
 		r.Columns = simColumns
 		r.Cells = []interface{}{p.Name, readyCell(p), statusCell(p), "0", "1m", "<none>", "node-1", "<none>", "<none>"}
@@ -108,7 +108,7 @@ func (s *sim) list(ctx context.Context, _ metav1.ListOptions) (*source.PodRowLis
 	if !s.listedOK {
 		s.listedOK = true
 		for _, row := range out.Items {
-			s.initialRV[row.Pod.Namespace+"/"+row.Pod.Name] = row.Pod.Labels["inc"] + "/" + row.Pod.Labels["rv"]
+			s.initialRV[row.Meta().Namespace+"/"+row.Meta().Name] = row.Meta().Labels["inc"] + "/" + row.Meta().Labels["rv"]
 		}
 	}
 	s.mu.Unlock()
@@ -129,7 +129,7 @@ func (s *sim) snapshot() (*source.PodRowList, []*source.PodRowList) {
 			if s.syncable[k] == nil {
 				s.syncable[k] = map[int]bool{}
 			}
-			inc, _ := strconv.Atoi(row.Pod.Labels["inc"])
+			inc, _ := strconv.Atoi(row.Meta().Labels["inc"])
 			s.syncable[k][inc] = true
 		}
 	}
@@ -322,7 +322,7 @@ func (w *simWatcher) pump() {
 		case w.out <- *ev:
 			w.mu.Lock()
 			if ev.Type != watch.Error {
-				w.sent, _ = strconv.ParseInt(ev.Object.(*source.PodRow).Pod.ResourceVersion, 10, 64)
+				w.sent, _ = strconv.ParseInt(ev.Object.(*source.PodRow).Pod().ResourceVersion, 10, 64)
 			}
 			w.mu.Unlock()
 		case <-w.done:

@@ -27,7 +27,7 @@ func sortByField(msgs []controller.Message, field string) error {
 	})
 	objs := make([]runtime.Object, len(msgs))
 	for i, m := range msgs {
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m.Row.Pod)
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m.Row.Pod())
 		if err != nil {
 			return fmt.Errorf("--sort-by: convert pod %s: %w", m.Key, err)
 		}

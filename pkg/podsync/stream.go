@@ -215,7 +215,7 @@ func (s *stream) observe(w *clusterRun, m controller.Message) {
 		// The state that failed the check is the one explained: a failure
 		// is final, later states of that pod are not.
 		keep := w.judged != nil && !failedOn(w.eval, key)
-		w.eval.ObserveStatus(key, m.Row.Pod, source.Cell(m.Row, "Status"), m.Kind == controller.Sync)
+		w.eval.ObserveStatus(key, m.Row.Pod(), source.Cell(m.Row, "Status"), m.Kind == controller.Sync)
 		if keep {
 			w.judged[key] = m.Row
 		}

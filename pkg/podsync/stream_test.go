@@ -53,7 +53,7 @@ func TestGoneWithoutLastStateIsSaid(t *testing.T) {
 	}
 	s, c, out, errOut := newTestStream(t, spec)
 	key := cache.ObjectName{Namespace: "a", Name: "p"}
-	s.handle(c, []controller.Message{{Kind: controller.Sync, Key: key, Row: &source.PodRow{Pod: readyPod("p")}}})
+	s.handle(c, []controller.Message{{Kind: controller.Sync, Key: key, Row: source.RowOf(readyPod("p"))}})
 	s.handle(c, []controller.Message{{Kind: controller.Gone, Key: key}})
 	if got := errOut.String(); got != "warning: pod a/p was deleted while the watch was down; its last state is not known\n" {
 		t.Errorf("stderr %q", got)

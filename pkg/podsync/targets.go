@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -311,7 +310,7 @@ func (t *targetRun) learn(tg check.Target, sel labels.Selector) bool {
 }
 
 // owns reports whether pod is one of tg's pods.
-func (t *targetRun) owns(tg check.Target, pod *corev1.Pod) bool {
+func (t *targetRun) owns(tg check.Target, pod *metav1.ObjectMeta) bool {
 	if pod.Namespace != tg.Namespace {
 		return false
 	}
@@ -325,7 +324,7 @@ func (t *targetRun) owns(tg check.Target, pod *corev1.Pod) bool {
 }
 
 // keep is the pod controller's Keep: the pods of any target.
-func (t *targetRun) keep(pod *corev1.Pod) bool {
+func (t *targetRun) keep(pod *metav1.ObjectMeta) bool {
 	for _, ts := range t.list {
 		if t.owns(ts.target, pod) {
 			return true
@@ -446,7 +445,7 @@ func (t *targetRun) observe(m controller.Message) {
 		return
 	}
 	for _, ts := range t.list {
-		if t.owns(ts.target, m.Row.Pod) {
+		if t.owns(ts.target, m.Row.Meta()) {
 			t.owners[key] = append(t.owners[key], ts)
 			ts.pods++
 		}

@@ -52,18 +52,21 @@ func Pack(row *PodRow, keepManagedFields bool) error {
 	return redecode(row, decoder{pack: true, keepManagedFields: keepManagedFields})
 }
 
-// redecode encodes the row's pod and reads it back with d, as a pod of a
-// list's bytes would be read.
+// redecode encodes the row's whole pod and reads it back with d, as a pod
+// of a list's bytes would be read. A row already lean stays as it is.
 func redecode(row *PodRow, d decoder) error {
-	raw, err := row.Pod.Marshal()
+	if row.whole == nil {
+		return nil
+	}
+	raw, err := row.whole.Marshal()
 	if err != nil {
-		return fmt.Errorf("encode pod %s/%s: %w", row.Pod.Namespace, row.Pod.Name, err)
+		return fmt.Errorf("encode pod %s/%s: %w", row.whole.Namespace, row.whole.Name, err)
 	}
 	got, err := d.decodePod(raw)
 	if err != nil {
-		return fmt.Errorf("read pod %s/%s again: %w", row.Pod.Namespace, row.Pod.Name, err)
+		return fmt.Errorf("read pod %s/%s again: %w", row.whole.Namespace, row.whole.Name, err)
 	}
-	row.Pod, row.Parts, row.Raw = got.Pod, got.Parts, got.Raw
+	row.whole, row.meta, row.lean, row.Parts, row.Raw = got.whole, got.meta, got.lean, got.Parts, got.Raw
 	return nil
 }
 
@@ -76,8 +79,8 @@ func internCells(row *PodRow) {
 		str, ok := c.(string)
 		switch {
 		case !ok || i == ip:
-		case i == name && row.Pod != nil && str == row.Pod.Name:
-			row.Cells[i] = row.Pod.Name
+		case i == name && str == row.Meta().Name:
+			row.Cells[i] = row.Meta().Name
 		default:
 			row.Cells[i] = internBoxed(str)
 		}
@@ -88,7 +91,8 @@ func internCells(row *PodRow) {
 // only names and restart policies already, see containerNames): identity, labels and
 // owners (the -L columns, the Deployment rollout check), the containers'
 // names (explanations) and sidecar policy (STATUS), and the status the
-// checks judge, without images and IDs.
+// checks judge, without images and IDs. The row keeps all but the
+// metadata encoded (see PodRow), so only the metadata shares its words.
 func slim(p *corev1.Pod) *corev1.Pod {
 	out := &corev1.Pod{}
 	m, o := &p.ObjectMeta, &out.ObjectMeta
@@ -104,25 +108,9 @@ func slim(p *corev1.Pod) *corev1.Pod {
 	}
 	out.Spec.InitContainers = p.Spec.InitContainers
 	out.Status = corev1.PodStatus{
-		Phase: corev1.PodPhase(intern(string(s.Phase))), Conditions: slimConditions(s.Conditions),
-		Message: s.Message, Reason: intern(s.Reason),
+		Phase: s.Phase, Conditions: s.Conditions, Message: s.Message, Reason: s.Reason,
 		InitContainerStatuses: slimStatuses(s.InitContainerStatuses),
 		ContainerStatuses:     slimStatuses(s.ContainerStatuses),
-	}
-	return out
-}
-
-// slimConditions copies the conditions into a slice of their own length
-// (a decoded one has room for as many again) sharing their words.
-func slimConditions(in []corev1.PodCondition) []corev1.PodCondition {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]corev1.PodCondition, len(in))
-	for i, c := range in {
-		c.Type, c.Status = corev1.PodConditionType(intern(string(c.Type))), corev1.ConditionStatus(intern(string(c.Status)))
-		c.Reason = intern(c.Reason)
-		out[i] = c
 	}
 	return out
 }
@@ -133,19 +121,16 @@ func slimStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 	}
 	out := make([]corev1.ContainerStatus, len(in))
 	for i, c := range in {
-		out[i] = corev1.ContainerStatus{Name: intern(c.Name), State: slimState(c.State), LastTerminationState: slimState(c.LastTerminationState),
+		out[i] = corev1.ContainerStatus{Name: c.Name, State: slimState(c.State), LastTerminationState: slimState(c.LastTerminationState),
 			Ready: c.Ready, RestartCount: c.RestartCount, Started: c.Started}
 	}
 	return out
 }
 
 func slimState(s corev1.ContainerState) corev1.ContainerState {
-	if s.Waiting != nil {
-		s.Waiting = &corev1.ContainerStateWaiting{Reason: intern(s.Waiting.Reason), Message: s.Waiting.Message}
-	}
 	if s.Terminated != nil {
 		t := *s.Terminated
-		t.Reason, t.ContainerID = intern(t.Reason), ""
+		t.ContainerID = ""
 		s.Terminated = &t
 	}
 	return s

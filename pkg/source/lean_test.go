@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -19,22 +20,22 @@ func TestLeanRowsShareLabelsAndOwners(t *testing.T) {
 		p := benchPod()
 		p.Name, p.Labels = name, map[string]string{"app": app, "tier": "web"}
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: owner, UID: types.UID("u-" + owner), Controller: &yes}}
-		row := &PodRow{Pod: p}
+		row := &PodRow{whole: p}
 		Lean(row)
 		return row
 	}
 	a, b, c, d := pod("a", "shop", "rs1"), pod("b", "shop", "rs1"), pod("c", "cart", "rs1"), pod("d", "shop", "rs2")
 	same := func(x, y any) bool { return reflect.ValueOf(x).Pointer() == reflect.ValueOf(y).Pointer() }
-	if !same(a.Pod.Labels, b.Pod.Labels) || !same(a.Pod.OwnerReferences, b.Pod.OwnerReferences) {
+	if !same(a.Meta().Labels, b.Meta().Labels) || !same(a.Meta().OwnerReferences, b.Meta().OwnerReferences) {
 		t.Error("two pods with the same labels and owner do not share them")
 	}
-	if same(a.Pod.Labels, c.Pod.Labels) || !reflect.DeepEqual(c.Pod.Labels, map[string]string{"app": "cart", "tier": "web"}) {
-		t.Errorf("a pod with other labels got %v", c.Pod.Labels)
+	if same(a.Meta().Labels, c.Meta().Labels) || !reflect.DeepEqual(c.Meta().Labels, map[string]string{"app": "cart", "tier": "web"}) {
+		t.Errorf("a pod with other labels got %v", c.Meta().Labels)
 	}
-	if same(a.Pod.OwnerReferences, d.Pod.OwnerReferences) || d.Pod.OwnerReferences[0].Name != "rs2" {
-		t.Errorf("a pod with another owner got %v", d.Pod.OwnerReferences)
+	if same(a.Meta().OwnerReferences, d.Meta().OwnerReferences) || d.Meta().OwnerReferences[0].Name != "rs2" {
+		t.Errorf("a pod with another owner got %v", d.Meta().OwnerReferences)
 	}
-	if !same(a.Pod.Labels, d.Pod.Labels) {
+	if !same(a.Meta().Labels, d.Meta().Labels) {
 		t.Error("the labels of pods of two owners are not shared")
 	}
 }
@@ -76,7 +77,7 @@ func TestSharedSetsAreBounded(t *testing.T) {
 func TestInternedCells(t *testing.T) {
 	columns := []metav1.TableColumnDefinition{{Name: "Name"}, {Name: "Status"}, {Name: "IP"}}
 	row := func(name, ip string) *PodRow {
-		r := &PodRow{Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}, Columns: columns,
+		r := &PodRow{whole: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}, Columns: columns,
 			Cells: []interface{}{string([]byte(name)), string([]byte("Running")), string([]byte(ip))}}
 		internCells(r)
 		return r
@@ -85,7 +86,7 @@ func TestInternedCells(t *testing.T) {
 	if a.Cells[0] != "web-1" || a.Cells[1] != "Running" || a.Cells[2] != "10.0.0.1" {
 		t.Fatalf("cells changed: %v", a.Cells)
 	}
-	if unsafeData(a.Cells[0].(string)) != unsafeData(a.Pod.Name) {
+	if unsafeData(a.Cells[0].(string)) != unsafeData(a.Meta().Name) {
 		t.Error("the Name cell does not share the pod's name")
 	}
 	if unsafeData(a.Cells[1].(string)) != unsafeData(b.Cells[1].(string)) {
@@ -102,3 +103,42 @@ func TestInternedCells(t *testing.T) {
 // unsafeData is where a string's bytes are: two strings that share a copy
 // have the same.
 func unsafeData(s string) *byte { return unsafe.StringData(s) }
+
+// A lean row keeps no decoded pod: its metadata is read as is, and each
+// read of its pod decodes a new copy of the lean pod, the same each time,
+// so a reader that changes its copy changes nothing in the cache.
+func TestLeanRowKeepsItsPodEncoded(t *testing.T) {
+	whole := benchPod()
+	// Protobuf keeps times in whole seconds, as the server sends them.
+	raw, err := whole.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := &corev1.Pod{}
+	if err := served.Unmarshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	want := slim(served)
+	row := RowOf(whole)
+	Lean(row)
+	if row.whole != nil || len(row.lean) == 0 {
+		t.Fatalf("lean row holds a decoded pod (%v) or no bytes (%d)", row.whole != nil, len(row.lean))
+	}
+	if row.Meta().Name != whole.Name || row.Meta().UID != whole.UID || !reflect.DeepEqual(row.Meta().Labels, whole.Labels) {
+		t.Errorf("metadata %+v, want the pod's", row.Meta())
+	}
+	first, second := row.Pod(), row.Pod()
+	if first == second {
+		t.Fatal("two reads share one pod")
+	}
+	if !equality.Semantic.DeepEqual(first, want) || !equality.Semantic.DeepEqual(second, want) {
+		t.Errorf("read the lean pod\n%+v\nwant\n%+v", first, want)
+	}
+	first.Status.Phase, first.Status.Conditions[0].Status = "Changed", "Changed"
+	if again := row.Pod(); !equality.Semantic.DeepEqual(again, want) {
+		t.Errorf("changing a copy changed the row: %+v", again.Status)
+	}
+	if id := row.Identity(); id.Name != whole.Name || id.Status.Phase != "" {
+		t.Errorf("identity %s/%q, want the name and no status", id.Name, id.Status.Phase)
+	}
+}

@@ -27,7 +27,7 @@ func (n *namespaceSource) source() Source {
 	return Source{
 		List: func(context.Context, metav1.ListOptions) (*PodRowList, error) {
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: n.ns, Name: "p", ResourceVersion: n.rv}}
-			return &PodRowList{ListMeta: metav1.ListMeta{ResourceVersion: n.rv}, Items: []PodRow{{Pod: p}}}, nil
+			return &PodRowList{ListMeta: metav1.ListMeta{ResourceVersion: n.rv}, Items: []PodRow{{whole: p}}}, nil
 		},
 		Watch: func(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			n.mu.Lock()
@@ -53,7 +53,7 @@ func (n *namespaceSource) starts() []string {
 }
 
 func rowAt(ns, rv string) *PodRow {
-	return &PodRow{Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p", ResourceVersion: rv}}}
+	return &PodRow{whole: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p", ResourceVersion: rv}}}
 }
 
 func next(t *testing.T, w watch.Interface) (watch.Event, bool) {
@@ -83,7 +83,7 @@ func TestMergeResumesEachSourceWhereItStood(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.last().Modify(rowAt("a", "15"))
-	if ev, _ := next(t, w); ev.Object.(*PodRow).Pod.ResourceVersion != "15" {
+	if ev, _ := next(t, w); ev.Object.(*PodRow).Pod().ResourceVersion != "15" {
 		t.Fatalf("event = %v", ev)
 	}
 	b.last().Stop()

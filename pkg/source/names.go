@@ -3,7 +3,6 @@ package source
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -12,21 +11,21 @@ import (
 // name only, so several names are filtered here; a name not created yet
 // simply matches nothing until it appears.
 func (s Source) ByName(names map[string]bool) Source {
-	return s.where(func(p *corev1.Pod) bool { return names[p.Name] })
+	return s.where(func(m *metav1.ObjectMeta) bool { return names[m.Name] })
 }
 
 // InNamespaces narrows a source of every namespace to the pods of these
 // namespaces: one cluster-scoped list and watch instead of one per
 // namespace.
 func (s Source) InNamespaces(namespaces map[string]bool) Source {
-	return s.where(func(p *corev1.Pod) bool { return namespaces[p.Namespace] })
+	return s.where(func(m *metav1.ObjectMeta) bool { return namespaces[m.Namespace] })
 }
 
 // where keeps the pods that keep accepts, in lists, in the pages an
 // observer sees, and in watches. What keep accepts must never change for
 // a pod, as a name or a namespace does not: a pod it stopped accepting
 // would stay in the informer's cache.
-func (s Source) where(keep func(*corev1.Pod) bool) Source {
+func (s Source) where(keep func(*metav1.ObjectMeta) bool) Source {
 	return Source{
 		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 			if observe, ok := ctx.Value(pageObserverKey{}).(func(*PodRowList)); ok {
@@ -46,7 +45,7 @@ func (s Source) where(keep func(*corev1.Pod) bool) Source {
 			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
 				row, ok := ev.Object.(*PodRow)
 				// Bookmarks carry no name but move the resourceVersion on.
-				return ev, !ok || ev.Type == watch.Bookmark || keep(row.Pod)
+				return ev, !ok || ev.Type == watch.Bookmark || keep(row.Meta())
 			}), nil
 		},
 	}
@@ -55,10 +54,10 @@ func (s Source) where(keep func(*corev1.Pod) bool) Source {
 // Where is the list narrowed to the pods keep accepts; the list itself is
 // left alone, since a page may be seen by an observer and the reflector
 // both.
-func (l *PodRowList) Where(keep func(*corev1.Pod) bool) *PodRowList {
+func (l *PodRowList) Where(keep func(*metav1.ObjectMeta) bool) *PodRowList {
 	out := &PodRowList{TypeMeta: l.TypeMeta, ListMeta: l.ListMeta}
 	for _, row := range l.Items {
-		if keep(row.Pod) {
+		if keep(row.Meta()) {
 			out.Items = append(out.Items, row)
 		}
 	}

@@ -33,7 +33,7 @@ func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f 
 		}
 		out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
 		for i := range pods.Items {
-			out.Items[i].Pod = &pods.Items[i]
+			out.Items[i].whole = &pods.Items[i]
 			if err := f.pack(&out.Items[i]); err != nil {
 				return nil, fmt.Errorf("list pods: %w", err)
 			}
@@ -86,12 +86,12 @@ func (f Filter) wrapPodEvent(in watch.Event) (watch.Event, bool) {
 	if !ok {
 		return in, true
 	}
-	row := &PodRow{Pod: pod}
+	row := RowOf(pod)
 	if err := f.pack(row); err != nil {
 		// A pod the client just decoded encodes again; if it ever did
 		// not, it is kept whole rather than lost.
 		klog.V(2).InfoS("Keeping a pod whole", "err", err)
-		row.Pod = pod
+		row = RowOf(pod)
 	}
 	in.Object = row
 	return in, true

@@ -93,12 +93,12 @@ func (d *decoder) decodePod(raw []byte) (PodRow, error) {
 		if err != nil {
 			return PodRow{}, err
 		}
-		pod, p, err := leanPod(parts, &d.scratch)
-		return PodRow{Pod: pod, Parts: p, Raw: packed}, err
+		row, err := leanRow(parts, &d.scratch)
+		row.Raw = packed
+		return row, err
 	}
 	if d.lean {
-		pod, p, err := leanPod(parts, &d.scratch)
-		return PodRow{Pod: pod, Parts: p}, err
+		return leanRow(parts, &d.scratch)
 	}
 	pod := &corev1.Pod{}
 	meta, _, _, err := splitMeta(parts.meta, false, d.keepManagedFields, &d.scratch)
@@ -108,7 +108,7 @@ func (d *decoder) decodePod(raw []byte) (PodRow, error) {
 	if err != nil {
 		return PodRow{}, fmt.Errorf("decode a pod: %w", err)
 	}
-	return PodRow{Pod: pod}, nil
+	return PodRow{whole: pod}, nil
 }
 
 // podParts holds the bytes of a pod's three parts.
@@ -124,6 +124,16 @@ func (p *podParts) take(num protowire.Number, value, _ []byte) error {
 		p.status = value
 	}
 	return nil
+}
+
+// leanRow is a lean row of a pod's parts (see leanPod).
+func leanRow(parts podParts, scratch *[]byte) (PodRow, error) {
+	pod, p, err := leanPod(parts, scratch)
+	if err != nil {
+		return PodRow{}, err
+	}
+	row := PodRow{Parts: p}
+	return row, row.setLean(pod)
 }
 
 // leanPod builds a lean pod from its parts: the metadata without

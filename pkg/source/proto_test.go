@@ -50,20 +50,20 @@ func TestDecodePodFromListBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want.ManagedFields = nil
-	if !equality.Semantic.DeepEqual(whole.Pod, want) {
-		t.Errorf("whole pod differs from the client's decoding:\n%+v\n%+v", whole.Pod, want)
+	if !equality.Semantic.DeepEqual(whole.Pod(), want) {
+		t.Errorf("whole pod differs from the client's decoding:\n%+v\n%+v", whole.Pod(), want)
 	}
 	lean, err := (&decoder{lean: true}).decodePod(page.items[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	watched := &PodRow{Pod: want.DeepCopy()}
+	watched := &PodRow{whole: want.DeepCopy()}
 	Lean(watched)
-	if !reflect.DeepEqual(lean.Pod, watched.Pod) || !reflect.DeepEqual(lean.Parts, watched.Parts) {
-		t.Errorf("a lean pod from a list differs from a lean watched pod:\nlist  %+v %+v\nwatch %+v %+v", lean.Pod, lean.Parts, watched.Pod, watched.Parts)
+	if !reflect.DeepEqual(lean.Pod(), watched.Pod()) || !reflect.DeepEqual(lean.Parts, watched.Parts) {
+		t.Errorf("a lean pod from a list differs from a lean watched pod:\nlist  %+v %+v\nwatch %+v %+v", lean.Pod(), lean.Parts, watched.Pod(), watched.Parts)
 	}
-	if lean.Pod.Annotations != nil || lean.Pod.ManagedFields != nil || lean.Parts.Annotations == 0 || lean.Parts.Finalizers == 0 || len(lean.Parts.Spec) == 0 {
-		t.Errorf("lean pod keeps what it should hash, or hashes nothing: %+v %+v", lean.Pod.ObjectMeta, lean.Parts)
+	if lean.Pod().Annotations != nil || lean.Pod().ManagedFields != nil || lean.Parts.Annotations == 0 || lean.Parts.Finalizers == 0 || len(lean.Parts.Spec) == 0 {
+		t.Errorf("lean pod keeps what it should hash, or hashes nothing: %+v %+v", lean.Pod().ObjectMeta, lean.Parts)
 	}
 	if _, err := parsePodList([]byte(`{"kind":"PodList"}`)); err == nil {
 		t.Error("a JSON answer was read as protobuf")

@@ -185,8 +185,8 @@ func joinByPosition(rows []PodRow, table *metav1.Table, columns []metav1.TableCo
 	}
 	for i := range rows {
 		cells := table.Rows[i].Cells
-		if name >= len(cells) || cells[name] != rows[i].Pod.Name {
-			klog.V(2).InfoS("A table row names another pod; listing the table with objects instead", "row", i, "pod", rows[i].Pod.Name)
+		if name >= len(cells) || cells[name] != rows[i].Meta().Name {
+			klog.V(2).InfoS("A table row names another pod; listing the table with objects instead", "row", i, "pod", rows[i].Meta().Name)
 			return false
 		}
 		rows[i].Cells, rows[i].Columns = cells, columns
@@ -198,10 +198,10 @@ func joinByPosition(rows []PodRow, table *metav1.Table, columns []metav1.TableCo
 func uniqueNames(rows []PodRow) bool {
 	seen := make(map[string]struct{}, len(rows))
 	for i := range rows {
-		if _, dup := seen[rows[i].Pod.Name]; dup {
+		if _, dup := seen[rows[i].Meta().Name]; dup {
 			return false
 		}
-		seen[rows[i].Pod.Name] = struct{}{}
+		seen[rows[i].Meta().Name] = struct{}{}
 	}
 	return true
 }
@@ -225,7 +225,7 @@ func (t *tables) joinByUID(ctx context.Context, opts metav1.ListOptions, meta me
 	}
 	columns := t.remember(table.ColumnDefinitions)
 	for i := range rows {
-		row := byUID[rows[i].Pod.UID]
+		row := byUID[rows[i].Meta().UID]
 		if row == nil || len(byUID) != len(rows) {
 			return t.listWithObjects(ctx, opts)
 		}
@@ -266,7 +266,7 @@ func (t *tables) listWithObjects(ctx context.Context, opts metav1.ListOptions) (
 			return nil, fmt.Errorf("list pods: row %d: %w", i, err)
 		}
 		if !t.filter.KeepManagedFields {
-			out.Items[i].Pod.ManagedFields = nil
+			out.Items[i].whole.ManagedFields = nil
 		}
 		if t.filter.Lean {
 			Lean(&out.Items[i])
@@ -350,7 +350,7 @@ func fillRow(dst *PodRow, row *metav1.TableRow, columns []metav1.TableColumnDefi
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(row.Object.Raw, pod); err != nil {
 		return fmt.Errorf("decode pod: %w", err)
 	}
-	dst.Pod, dst.Cells, dst.Columns = pod, row.Cells, columns
+	dst.whole, dst.Cells, dst.Columns = pod, row.Cells, columns
 	return nil
 }
 
@@ -405,7 +405,7 @@ func (d *tableDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	case table.Rows[0].Object == nil:
 		return "", nil, errors.New("the server sent a row without its object")
 	}
-	row := &PodRow{Pod: table.Rows[0].Object, Cells: table.Rows[0].Cells, Columns: d.columns()}
+	row := &PodRow{whole: table.Rows[0].Object, Cells: table.Rows[0].Cells, Columns: d.columns()}
 	if d.lean {
 		Lean(row)
 	}

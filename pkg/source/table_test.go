@@ -198,8 +198,8 @@ func checkRows(t *testing.T, list *PodRowList, names ...string) {
 		t.Fatalf("got %d rows, want %d", len(list.Items), len(names))
 	}
 	for i, row := range list.Items {
-		if row.Pod.Name != names[i] || row.Pod.Spec.NodeName != "node-1" || row.Pod.Labels["app"] != "web" {
-			t.Errorf("row %d: pod %s on %q labels %v, want %s with its whole object", i, row.Pod.Name, row.Pod.Spec.NodeName, row.Pod.Labels, names[i])
+		if row.Meta().Name != names[i] || row.Pod().Spec.NodeName != "node-1" || row.Meta().Labels["app"] != "web" {
+			t.Errorf("row %d: pod %s on %q labels %v, want %s with its whole object", i, row.Meta().Name, row.Pod().Spec.NodeName, row.Meta().Labels, names[i])
 		}
 		if Cell(&list.Items[i], "Name") != names[i] || Cell(&list.Items[i], "Status") != "Running" {
 			t.Errorf("row %d: cells %v do not belong to %s", i, row.Cells, names[i])
@@ -228,8 +228,8 @@ func TestListJoinsProtobufPodsWithCellsOfTheSameSnapshot(t *testing.T) {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, row := range list.Items {
-		if row.Pod.ManagedFields != nil {
-			t.Errorf("pod %s kept its managedFields", row.Pod.Name)
+		if row.Pod().ManagedFields != nil {
+			t.Errorf("pod %s kept its managedFields", row.Meta().Name)
 		}
 	}
 }
@@ -246,8 +246,8 @@ func TestListJoinsSameNamesByUID(t *testing.T) {
 	f := &fakeServer{listRV: "42", pods: []corev1.Pod{a, b}, tableRows: swap}
 	list := listRows(t, newTables(t, f, Filter{}), metav1.ListOptions{ResourceVersion: "0"})
 	for _, row := range list.Items {
-		if got, want := Cell(&row, "Status"), string(row.Pod.Status.Phase); got != want {
-			t.Errorf("pod %s/%s got the cells of another pod: STATUS %s, its phase is %s", row.Pod.Namespace, row.Pod.Name, got, want)
+		if got, want := Cell(&row, "Status"), string(row.Pod().Status.Phase); got != want {
+			t.Errorf("pod %s/%s got the cells of another pod: STATUS %s, its phase is %s", row.Meta().Namespace, row.Meta().Name, got, want)
 		}
 	}
 	got := f.queries()
@@ -386,8 +386,8 @@ func TestObjectsListsInPagesToo(t *testing.T) {
 				t.Fatalf("got %d pods, metadata %+v; want %d and the snapshot's resourceVersion", len(list.Items), list.ListMeta, PageSize+1)
 			}
 			for i, row := range list.Items {
-				if row.Pod.Name != f.pods[i].Name || row.Pod.ManagedFields != nil || row.Cells != nil || row.Pod.Spec.NodeName != "node-1" {
-					t.Fatalf("row %d: %s with managedFields %v and cells %v, want %s whole and bare", i, row.Pod.Name, row.Pod.ManagedFields, row.Cells, f.pods[i].Name)
+				if row.Meta().Name != f.pods[i].Name || row.Pod().ManagedFields != nil || row.Cells != nil || row.Pod().Spec.NodeName != "node-1" {
+					t.Fatalf("row %d: %s with managedFields %v and cells %v, want %s whole and bare", i, row.Meta().Name, row.Pod().ManagedFields, row.Cells, f.pods[i].Name)
 				}
 			}
 			want := []string{
@@ -431,7 +431,7 @@ func TestWatchDecodesOneRowPerEvent(t *testing.T) {
 	defer w.Stop()
 	ev := <-w.ResultChan()
 	got, ok := ev.Object.(*PodRow)
-	if ev.Type != watch.Modified || !ok || got.Pod.ResourceVersion != "50" || got.Pod.Spec.NodeName != "node-1" || Cell(got, "Status") != "Running" {
+	if ev.Type != watch.Modified || !ok || got.Meta().ResourceVersion != "50" || got.Pod().Spec.NodeName != "node-1" || Cell(got, "Status") != "Running" {
 		t.Fatalf("first event %s %#v, want MODIFIED with the pod and its cells", ev.Type, ev.Object)
 	}
 	ev = <-w.ResultChan()
@@ -484,7 +484,7 @@ func BenchmarkTableWatchDecode(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if row, ok := obj.(*PodRow); typ != watch.Modified || !ok || row.Pod.Name != "svc-0001-h7wtvk49kb-4t5k7" || len(row.Cells) != 9 {
+		if row, ok := obj.(*PodRow); typ != watch.Modified || !ok || row.Meta().Name != "svc-0001-h7wtvk49kb-4t5k7" || len(row.Cells) != 9 {
 			b.Fatalf("decoded %s %#v", typ, obj)
 		}
 	}

@@ -83,11 +83,11 @@ func TestWatchFrames(t *testing.T) {
 				if !equality.Semantic.DeepEqual(got, w) {
 					t.Errorf("event %d: the pod read from the frame differs from the one sent:\n%s", i, jsonOf(w)+"\n"+jsonOf(got))
 				}
-				if c.d.pack && (row.Raw == nil || row.Pod.Spec.Containers != nil && row.Pod.Spec.Containers[0].Image != "") {
+				if c.d.pack && (row.Raw == nil || row.Pod().Spec.Containers != nil && row.Pod().Spec.Containers[0].Image != "") {
 					t.Errorf("event %d: not packed: a lean pod and its bytes", i)
 				}
 			}
-			if typ, obj, err := f.Decode(); err != nil || typ != watch.Bookmark || obj.(*PodRow).Pod.ResourceVersion != "9" {
+			if typ, obj, err := f.Decode(); err != nil || typ != watch.Bookmark || obj.(*PodRow).Pod().ResourceVersion != "9" {
 				t.Errorf("bookmark: %s %v %v", typ, obj, err)
 			}
 			if typ, obj, err := f.Decode(); err != nil || typ != watch.Error || !apierrors.IsResourceExpired(apierrors.FromObject(obj)) {
