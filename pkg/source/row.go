@@ -1,5 +1,5 @@
 // Package source lists and watches pods for the informer. Each object it
-// delivers is a PodRow: the Pod itself plus, when server-side printing is
+// delivers is a PodRow: the pod (whole, or lean: see Lean) plus, when server-side printing is
 // used, the table cells the API server computed for it, so the table output
 // matches `kubectl get pods` on the same cluster.
 package source
