@@ -107,7 +107,7 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "- command: `go run ./hack/bench %s`\n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(&b, "- machine: %d CPUs (%s), %.1f GiB memory, Linux %s, %s; load average %s at the start, %s at the end\n",
 		m.CPUs, m.CPUModel, m.MemoryGiB, m.Kernel, m.GoVersion, m.Load, r.machineAfter.Load)
-	fmt.Fprintf(&b, "- %d runs of each command per size, alternating the commands (order rotated each round); median (min–max); whole run took %s\n",
+	fmt.Fprintf(&b, "- %d runs of each command per size, alternating the commands (order shuffled each round); median (min–max); whole run took %s\n",
 		r.cfg.runs, r.took.Round(time.Second))
 	fmt.Fprintf(&b, "- pods: %s, ReplicaSet owner, %d namespaces, %d nodes; statuses written by %s\n",
 		shapeWords[r.cfg.shape], r.cfg.namespaces, r.cfg.nodes, r.cfg.status)

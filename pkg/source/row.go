@@ -1,7 +1,7 @@
 // Package source lists and watches pods for the informer. Each object it
-// delivers is a PodRow: the pod (whole, or lean: see Lean) plus, when server-side printing is
-// used, the table cells the API server computed for it, so the table output
-// matches `kubectl get pods` on the same cluster.
+// delivers is a PodRow: the pod (whole, or lean: see Lean) plus, when
+// server-side printing is used, the table cells the API server computed for
+// it, so the table output matches `kubectl get pods` on the same cluster.
 package source
 
 import (
