@@ -185,9 +185,7 @@ func (e *env) measureCommands(ctx context.Context, res *sizeResult) error {
 		}
 	}
 	for round := range e.cfg.runs {
-		// Seeded, so that a rerun measures in the same orders.
-		order := rand.New(rand.NewPCG(uint64(round), 16)).Perm(len(cmds))
-		for _, k := range order {
+		for _, k := range roundOrder(round, len(cmds)) {
 			r := cmds[k]
 			s, err := e.measureOnce(ctx, r.cmd, pods)
 			if err != nil {
@@ -199,6 +197,12 @@ func (e *env) measureCommands(ctx context.Context, res *sizeResult) error {
 		}
 	}
 	return nil
+}
+
+// roundOrder is the order of n commands in a round: shuffled, and seeded so
+// that a rerun measures in the same orders.
+func roundOrder(round, n int) []int {
+	return rand.New(rand.NewPCG(uint64(round), 16)).Perm(n)
 }
 
 func seconds(d time.Duration) string {

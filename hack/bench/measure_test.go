@@ -1,0 +1,30 @@
+package main
+
+import "testing"
+
+// No command may follow the same one in every round: a command measured
+// right after `kubectl get pods -A` meets a busy API server, and that must
+// not fall on one command every time.
+func TestRoundOrderChangesEachCommandsPredecessor(t *testing.T) {
+	const n, rounds = 12, 5
+	before := make([]map[int]bool, n)
+	for i := range before {
+		before[i] = map[int]bool{}
+	}
+	for round := range rounds {
+		order := roundOrder(round, n)
+		if len(order) != n {
+			t.Fatalf("round %d: %d commands ordered, want %d", round, len(order), n)
+		}
+		prev := -1
+		for _, k := range order {
+			before[k][prev] = true
+			prev = k
+		}
+	}
+	for k, preds := range before {
+		if len(preds) == 1 {
+			t.Errorf("command %d followed the same command in all %d rounds", k, rounds)
+		}
+	}
+}
