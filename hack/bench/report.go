@@ -361,11 +361,12 @@ func commandTargets(s *sizeResult) []target {
 		rows = append(rows, target{"time to the first SYNC row ≤ 1.5 s and ≤ kubectl's first row",
 			fmt.Sprintf("%.2f s (kubectl %.2f s)", p, k), verdict(p <= 1.5 && p <= k)})
 	}
-	pa, okP := s.apiMemoryOf("podsync")
 	ka, okK := s.apiMemoryOf("kubectl")
-	if okP && okK {
-		rows = append(rows, target{"kube-apiserver memory added by `podsync -A --once` ≤ kubectl's",
-			fmt.Sprintf("+%.0f MiB (kubectl +%.0f MiB)", pa.addedMiB(), ka.addedMiB()), verdict(pa.addedMiB() <= ka.addedMiB())})
+	for _, id := range []string{"podsync", "podsync-json"} {
+		if pa, okP := s.apiMemoryOf(id); okP && okK {
+			rows = append(rows, target{fmt.Sprintf("kube-apiserver memory added by `%s` ≤ kubectl's", strings.TrimPrefix(strings.Trim(pa.cmd.label, "`"), "kubectl ")),
+				fmt.Sprintf("+%.0f MiB (kubectl +%.0f MiB)", pa.addedMiB(), ka.addedMiB()), verdict(pa.addedMiB() <= ka.addedMiB())})
+		}
 	}
 	return rows
 }

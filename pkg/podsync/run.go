@@ -238,7 +238,11 @@ func podsIn(cfg Config, c *Clients, filter source.Filter, r source.Reporter) sou
 	if cfg.Output.Shape() == output.Table {
 		return source.Tables(source.TableClients{List: c.Table, Watch: c.TableWatch}, filter, r)
 	}
-	return source.Objects(c.Kube, c.KubeWatch, c.Table, c.TableWatch, filter, r)
+	src := source.Objects(c.Kube, c.KubeWatch, c.Table, c.TableWatch, filter, r)
+	// A streaming list is a watch, which no client timeout may cut: its
+	// first answer could not be bounded by --request-timeout as a list's is.
+	src.StreamsLists = src.StreamsLists && cfg.RequestTimeout == 0
+	return src
 }
 
 func joinSelectors(a, b string) string {

@@ -26,19 +26,23 @@ func (s Source) InNamespaces(namespaces map[string]bool) Source {
 // a pod, as a name or a namespace does not: a pod it stopped accepting
 // would stay in the informer's cache.
 func (s Source) where(keep func(*metav1.ObjectMeta) bool) Source {
+	narrowed := func(ctx context.Context) context.Context {
+		if observe, ok := ctx.Value(pageObserverKey{}).(func(*PodRowList)); ok {
+			return ObservingPages(ctx, func(p *PodRowList) { observe(p.Where(keep)) })
+		}
+		return ctx
+	}
 	return Source{
+		StreamsLists: s.StreamsLists,
 		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
-			if observe, ok := ctx.Value(pageObserverKey{}).(func(*PodRowList)); ok {
-				ctx = ObservingPages(ctx, func(p *PodRowList) { observe(p.Where(keep)) })
-			}
-			list, err := s.List(ctx, opts)
+			list, err := s.List(narrowed(ctx), opts)
 			if err != nil {
 				return nil, err
 			}
 			return list.Where(keep), nil
 		},
 		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			w, err := s.Watch(ctx, opts)
+			w, err := s.Watch(narrowed(ctx), opts)
 			if err != nil {
 				return nil, err
 			}

@@ -2,9 +2,11 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -18,7 +20,8 @@ import (
 // which must have no client timeout, since a watch is meant to stay open.
 // With raw and rawWatch, REST clients of the same kinds, lists and
 // watches are read from their protobuf bytes (see proto.go and
-// watch.go), managedFields left undecoded.
+// watch.go), managedFields left undecoded, and a list may be streamed
+// (see initial.go): the fastest way to read every pod of a big cluster.
 func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f Filter, r Reporter) Source {
 	page := func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 		if raw != nil {
@@ -41,17 +44,32 @@ func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f 
 		return out, nil
 	}
 	return Source{
+		StreamsLists: raw != nil && rawWatch != nil,
 		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 			return listReported(ctx, f.apply(opts), page, r)
 		},
 		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			w, err := f.watch(ctx, stream, rawWatch, f.apply(opts))
-			orNop(r).Result("watch", err)
+			reportWatch(r, opts, err)
 			if err != nil {
 				return nil, fmt.Errorf("watch pods: %w", err)
 			}
 			return w, nil
 		},
+	}
+}
+
+// reportWatch reports a watch's outcome. A streaming list is the list,
+// for the reporter, except when the server refuses it: client-go then
+// lists in pages and watches, whose own answers say what was refused (a
+// user may list but not watch, which --once allows).
+func reportWatch(r Reporter, opts metav1.ListOptions, err error) {
+	var status apierrors.APIStatus
+	switch {
+	case !streamsInitialEvents(opts):
+		orNop(r).Result("watch", err)
+	case err == nil || !errors.As(err, &status) || Unreachable(err):
+		orNop(r).Result("list", err)
 	}
 }
 

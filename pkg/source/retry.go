@@ -29,6 +29,7 @@ func Backoff() wait.Backoff {
 // ends.
 func (s Source) Retrying(b wait.Backoff) Source {
 	return Source{
+		StreamsLists: s.StreamsLists,
 		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 			return Retry(ctx, b, 0, Unreachable, func() (*PodRowList, error) { return s.List(ctx, opts) })
 		},

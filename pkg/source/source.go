@@ -23,13 +23,19 @@ type WatchFunc func(ctx context.Context, opts metav1.ListOptions) (watch.Interfa
 type Source struct {
 	List  ListFunc
 	Watch WatchFunc
+	// StreamsLists says that Watch serves a streaming list (WatchList:
+	// the current pods as events, then a bookmark that says so), handing
+	// its pods to the page observer of its context in pages (see
+	// initial.go). A table cannot be streamed: only a list gives the
+	// server's cells.
+	StreamsLists bool
 }
 
-// ListerWatcher wraps the source for the reflector, opted out of WatchList
-// semantics: a streaming list ends with a bookmark whose row carries only
-// metadata, and both sources read lists in pages of one snapshot instead.
-// observe, when not nil, sees each page of the whole lists as it arrives
-// (see ObservingPages).
+// ListerWatcher wraps the source for the reflector. observe, when not
+// nil, sees each page of the whole lists as it arrives (see
+// ObservingPages), and of a streaming list. A source that cannot stream
+// its lists is opted out of WatchList, so that the reflector lists it in
+// pages of one snapshot instead.
 func (s Source) ListerWatcher(observe func(*PodRowList)) cache.ListerWatcher {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -43,7 +49,15 @@ func (s Source) ListerWatcher(observe func(*PodRowList)) cache.ListerWatcher {
 			}
 			return list, nil
 		},
-		WatchFuncWithContext: cache.WatchFuncWithContext(s.Watch),
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			if observe != nil {
+				ctx = ObservingPages(ctx, observe)
+			}
+			return s.Watch(ctx, opts)
+		},
+	}
+	if s.StreamsLists {
+		return lw
 	}
 	return cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{})
 }

@@ -48,7 +48,7 @@ func rawWatch(ctx context.Context, c rest.Interface, namespace string, opts meta
 	if err != nil {
 		return nil, err
 	}
-	return watch.NewStreamWatcher(&frames{body: body, d: d},
+	return watch.NewStreamWatcher(&frames{body: body, d: d, initial: initialPagesFor(ctx, opts)},
 		apierrors.NewClientErrorReporter(http.StatusInternalServerError, "WATCH", "ClientWatchDecoding")), nil
 }
 
@@ -58,6 +58,9 @@ type frames struct {
 	d    decoder
 	head [4]byte
 	buf  []byte // reused: what decodePod keeps, it copies
+	// initial, while a streaming list sends the current pods, gathers
+	// them into pages for the observer of the watch's context.
+	initial *initialPages
 }
 
 // Decode implements watch.Decoder.
@@ -79,7 +82,11 @@ func (f *frames) Decode() (watch.EventType, runtime.Object, error) {
 		}
 		return "", nil, err
 	}
-	return decodeEvent(frame, &f.d)
+	typ, obj, err := decodeEvent(frame, &f.d)
+	if err == nil && f.initial != nil && f.initial.see(typ, obj) {
+		f.initial = nil
+	}
+	return typ, obj, err
 }
 
 // Close implements watch.Decoder.
@@ -115,6 +122,11 @@ func decodeEvent(frame []byte, d *decoder) (watch.EventType, runtime.Object, err
 			return "", nil, fmt.Errorf("decode a watch error: %w", err)
 		}
 		return watch.EventType(typ), status, nil
+	}
+	if watch.EventType(typ) == watch.Bookmark {
+		// A bookmark's annotations say whether it ends a streaming
+		// list, and a lean row would drop them.
+		d = &decoder{}
 	}
 	row, err := d.decodePod(inner)
 	if err != nil {

@@ -68,6 +68,27 @@ func objectJSON(t *testing.T, text string) map[string]any {
 	return m
 }
 
+// Without a table, the first list is a streaming list (WatchList) where
+// the server has it, and the paginated list where the client may not use
+// it (the WatchListClient feature gate of client-go off): both print the
+// same bytes, and each run made the request it was meant to.
+func TestStreamedListPrintsAsPaginated(t *testing.T) {
+	ns := env.Namespace(t)
+	runningPods(t, ns, "one", "two", "three")
+	const streamed, paginated = "sendInitialEvents=true", "limit=500"
+	runs := map[string]harness.Result{}
+	for name, extraEnv := range map[string][]string{streamed: nil, paginated: {"KUBE_FEATURE_WatchListClient=false"}} {
+		r := env.PodsyncEnv(t, runLimit, extraEnv, "-n", ns, "-o", "json", "--once", "-v=6")
+		if r.Code != 0 || !strings.Contains(r.Stderr, name) {
+			t.Fatalf("want exit 0 and a request with %s\n%s", name, r)
+		}
+		runs[name] = r
+	}
+	if got, want := runs[streamed].Stdout, runs[paginated].Stdout; got != want || len(jsonEvents(t, strings.Split(strings.TrimSpace(got), "\n"))) != 3 {
+		t.Errorf("the streamed list printed\n%s\nthe paginated list\n%s", got, want)
+	}
+}
+
 // -o yaml: the same {type, object} documents, separated by ---.
 func TestOutputYAML(t *testing.T) {
 	ns := env.Namespace(t)

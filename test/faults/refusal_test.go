@@ -50,6 +50,12 @@ func TestRefusals(t *testing.T) {
 			[]string{"error: list pods: the server did not accept the credentials", "Unauthorized"}},
 		{"may list but not watch", listOnly, nil,
 			[]string{"error: watch pods: ", user("watch", `in the namespace "`+ns+`"`)}},
+		{"may list but not watch, -o json", listOnly, []string{"-o", "json"},
+			[]string{"error: watch pods: ", user("watch", `in the namespace "`+ns+`"`)}},
+		{"server that never answers, -o json", writeKubeconfig(t, silentServer(t), ca, admin, ns), []string{"--request-timeout=3s", "-o", "json"},
+			[]string{"error: list pods at https://127.0.0.1:", "no answer within 3s (--request-timeout)"}},
+		{"unreachable server, -o json", writeKubeconfig(t, closedPort(t), ca, admin, ns), []string{"-o", "json"},
+			[]string{"error: list pods at https://127.0.0.1:", "connection refused"}},
 		{"may not list in the namespace", nobody, nil,
 			[]string{"error: list pods: ", user("list", `in the namespace "`+ns+`"`)}},
 		{"may not list across namespaces", nsOnly, []string{"-A"},
@@ -77,10 +83,15 @@ func TestRefusals(t *testing.T) {
 			}
 		})
 	}
-	// Listing is all --once needs: the list-only user may use it.
+	// Listing is all --once needs: the list-only user may use it, also
+	// where the list would be streamed (a watch) if the user could watch.
 	r := tc.PodsyncEnv(t, 2*time.Minute, []string{"KUBECONFIG=" + listOnly}, "--once")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "SYNC ") || r.Stderr != "" {
 		t.Errorf("--once as a user who may only list: want exit 0, a SYNC line and nothing on stderr\n%s", r)
+	}
+	r = tc.PodsyncEnv(t, 2*time.Minute, []string{"KUBECONFIG=" + listOnly}, "--once", "-o", "name")
+	if r.Code != 0 || r.Stdout != "pod/web synced\n" || r.Stderr != "" {
+		t.Errorf("--once -o name as a user who may only list: want exit 0, pod/web synced and nothing on stderr\n%s", r)
 	}
 }
 

@@ -1,0 +1,129 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"sync"
+	"syscall"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+)
+
+// A streaming list's pods reach the page observer in pages of a
+// paginated list's sizes, in the order they came, all of them before the
+// bookmark that ends them reaches the reflector, which still gets every
+// event; the bookmark keeps the annotation that says it ends the list.
+// Events after it, and a watch that streams no list, are not paged.
+func TestStreamingListPages(t *testing.T) {
+	n := FirstPageSize + PageSize + 7
+	events := make([]watch.Event, 0, n+2)
+	for i := range n {
+		pod := benchPod()
+		pod.Name = fmt.Sprintf("pod-%05d", i)
+		events = append(events, watch.Event{Type: watch.Added, Object: pod})
+	}
+	end := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "9",
+		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
+	later := benchPod()
+	later.Name = "later"
+	events = append(events, watch.Event{Type: watch.Bookmark, Object: end}, watch.Event{Type: watch.Added, Object: later})
+	stream := encodeWatch(t, events...)
+
+	var mu sync.Mutex
+	var pages []*PodRowList
+	ctx := ObservingPages(context.Background(), func(p *PodRowList) {
+		mu.Lock()
+		defer mu.Unlock()
+		pages = append(pages, p)
+	})
+	observed := func() []*PodRowList {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]*PodRowList(nil), pages...)
+	}
+	f := &frames{body: io.NopCloser(bytes.NewReader(stream)), d: decoder{pack: true},
+		initial: initialPagesFor(ctx, metav1.ListOptions{SendInitialEvents: ptr.To(true)})}
+	for i := range n {
+		typ, obj, err := f.Decode()
+		if err != nil || typ != watch.Added || obj.(*PodRow).Meta().Name != fmt.Sprintf("pod-%05d", i) {
+			t.Fatalf("event %d: %s %v %v", i, typ, obj, err)
+		}
+	}
+	typ, obj, err := f.Decode()
+	if err != nil || typ != watch.Bookmark || obj.(*PodRow).Meta().Annotations[metav1.InitialEventsAnnotationKey] != "true" {
+		t.Fatalf("the bookmark: %s %v %v", typ, obj, err)
+	}
+	got := observed()
+	sizes, next := []int{}, 0
+	for i, p := range got {
+		sizes = append(sizes, len(p.Items))
+		if last := i == len(got)-1; (p.Continue == "") != last {
+			t.Errorf("page %d of %d says more follow: %q", i+1, len(got), p.Continue)
+		}
+		for _, row := range p.Items {
+			if want := fmt.Sprintf("pod-%05d", next); row.Meta().Name != want {
+				t.Fatalf("page %d: %s where %s was due", i+1, row.Meta().Name, want)
+			}
+			next++
+		}
+	}
+	if fmt.Sprint(sizes) != fmt.Sprint([]int{FirstPageSize, PageSize, 7}) {
+		t.Errorf("pages of %v pods, want %d, %d and 7", sizes, FirstPageSize, PageSize)
+	}
+	if typ, obj, err := f.Decode(); err != nil || typ != watch.Added || obj.(*PodRow).Meta().Name != "later" {
+		t.Fatalf("after the bookmark: %s %v %v", typ, obj, err)
+	}
+	if len(observed()) != len(got) {
+		t.Errorf("an event after the bookmark was paged")
+	}
+	if p := initialPagesFor(ctx, metav1.ListOptions{}); p != nil {
+		t.Errorf("a watch that streams no list is paged")
+	}
+	if p := initialPagesFor(context.Background(), metav1.ListOptions{SendInitialEvents: ptr.To(true)}); p != nil {
+		t.Errorf("a streaming list with no observer is paged")
+	}
+}
+
+type heard struct{ verbs []string }
+
+func (h *heard) Result(verb string, err error) {
+	h.verbs = append(h.verbs, fmt.Sprintf("%s %v", verb, err != nil))
+}
+
+// A streaming list's outcome is the list's, for the reporter, except a
+// refusal, which client-go answers by listing in pages and watching.
+func TestReportWatch(t *testing.T) {
+	refused := apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("cannot watch"))
+	busy := apierrors.NewServiceUnavailable("starting")
+	down := &url.Error{Op: "Get", URL: "https://127.0.0.1:1", Err: syscall.ECONNREFUSED}
+	streaming := metav1.ListOptions{SendInitialEvents: ptr.To(true)}
+	cases := []struct {
+		name string
+		opts metav1.ListOptions
+		err  error
+		want string
+	}{
+		{"a watch", metav1.ListOptions{}, nil, "[watch false]"},
+		{"a refused watch", metav1.ListOptions{}, refused, "[watch true]"},
+		{"a streaming list", streaming, nil, "[list false]"},
+		{"a streaming list refused", streaming, refused, "[]"},
+		{"a streaming list of a busy server", streaming, busy, "[list true]"},
+		{"a streaming list of a server down", streaming, down, "[list true]"},
+	}
+	for _, c := range cases {
+		h := &heard{}
+		reportWatch(h, c.opts, c.err)
+		if got := fmt.Sprint(h.verbs); got != c.want {
+			t.Errorf("%s: reported %s, want %s", c.name, got, c.want)
+		}
+	}
+}
