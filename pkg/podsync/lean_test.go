@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubectl/pkg/cmd/get"
 
@@ -62,6 +64,24 @@ func TestPackedRowsPrintTheSame(t *testing.T) {
 			if full != packed {
 				t.Fatalf("seed %d %v: packed rows print differently\n--- whole\n%s--- packed\n%s", seed, args, full, packed)
 			}
+		}
+		samePods(t, seed, msgs, pack)
+	}
+}
+
+// samePods: the lean pod of a packed row, which the checks, the summary
+// and the explanations read, is the lean pod of the table's lean row.
+func samePods(t *testing.T, seed uint64, msgs []controller.Message, pack func(*source.PodRow)) {
+	t.Helper()
+	for i, m := range msgs {
+		if m.Row == nil {
+			continue
+		}
+		lean, packed := *m.Row, *m.Row
+		source.Lean(&lean)
+		pack(&packed)
+		if a, b := lean.Pod(), packed.Pod(); !equality.Semantic.DeepEqual(a, b) {
+			t.Fatalf("seed %d message %d: the packed row's lean pod differs from the lean row's:\n%s", seed, i, diff.Diff(a, b))
 		}
 	}
 }

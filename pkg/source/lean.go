@@ -46,8 +46,9 @@ func Lean(row *PodRow) {
 
 // Pack makes a row of a whole pod packed: the outputs that print the whole
 // pod (-o json, yaml, templates) keep its protobuf bytes, without
-// managedFields unless kept, and a lean pod for everything else the run
-// reads. The pod it replaces is not changed.
+// managedFields unless kept, and the lean pod's metadata; the rest of the
+// lean pod, for everything else the run reads, is read from those bytes
+// when asked. The pod it replaces is not changed.
 func Pack(row *PodRow, keepManagedFields bool) error {
 	return redecode(row, decoder{pack: true, keepManagedFields: keepManagedFields})
 }
@@ -94,11 +95,7 @@ func internCells(row *PodRow) {
 // checks judge, without images and IDs. The row keeps all but the
 // metadata encoded (see PodRow), so only the metadata shares its words.
 func slim(p *corev1.Pod) *corev1.Pod {
-	out := &corev1.Pod{}
-	m, o := &p.ObjectMeta, &out.ObjectMeta
-	o.Name, o.Namespace, o.UID, o.ResourceVersion, o.Generation = m.Name, intern(m.Namespace), m.UID, m.ResourceVersion, m.Generation
-	o.CreationTimestamp, o.DeletionTimestamp, o.DeletionGracePeriodSeconds = m.CreationTimestamp, m.DeletionTimestamp, m.DeletionGracePeriodSeconds
-	o.Labels, o.OwnerReferences = sharedLabels(m.Labels), sharedOwners(m.OwnerReferences)
+	out := &corev1.Pod{ObjectMeta: slimMeta(&p.ObjectMeta)}
 	s := &p.Status
 	// A container's spec matters only until the kubelet reports it (an
 	// explanation lists it as not yet reported), and an init container's
@@ -113,6 +110,14 @@ func slim(p *corev1.Pod) *corev1.Pod {
 		ContainerStatuses:     slimStatuses(s.ContainerStatuses),
 	}
 	return out
+}
+
+// slimMeta is the part of a pod's metadata that a lean pod keeps.
+func slimMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, Namespace: intern(m.Namespace), UID: m.UID, ResourceVersion: m.ResourceVersion,
+		Generation: m.Generation, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
+		DeletionGracePeriodSeconds: m.DeletionGracePeriodSeconds,
+		Labels:                     sharedLabels(m.Labels), OwnerReferences: sharedOwners(m.OwnerReferences)}
 }
 
 func slimStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {

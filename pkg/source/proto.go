@@ -89,13 +89,7 @@ func (d *decoder) decodePod(raw []byte) (PodRow, error) {
 		return PodRow{}, fmt.Errorf("read a pod: %w", err)
 	}
 	if d.pack {
-		packed, err := packPod(parts, d.keepManagedFields, &d.scratch)
-		if err != nil {
-			return PodRow{}, err
-		}
-		row, err := leanRow(parts, &d.scratch)
-		row.Raw = packed
-		return row, err
+		return packedRow(parts, d.keepManagedFields, &d.scratch)
 	}
 	if d.lean {
 		return leanRow(parts, &d.scratch)
@@ -134,6 +128,48 @@ func leanRow(parts podParts, scratch *[]byte) (PodRow, error) {
 	}
 	row := PodRow{Parts: p}
 	return row, row.setLean(pod)
+}
+
+// packedRow is a packed row of a pod's parts: its lean metadata, and its
+// bytes, from which Pod() reads the rest of the lean pod when asked. The
+// outputs of packed rows print no CHANGES, so no part is hashed, and
+// most pods are read once or twice: reading the lean pod on each read
+// costs less than keeping it.
+func packedRow(parts podParts, keepManagedFields bool, scratch *[]byte) (PodRow, error) {
+	meta, _, _, err := splitMeta(parts.meta, true, false, scratch)
+	if err != nil {
+		return PodRow{}, err
+	}
+	var m metav1.ObjectMeta
+	if err := m.Unmarshal(meta); err != nil {
+		return PodRow{}, fmt.Errorf("decode a pod's metadata: %w", err)
+	}
+	packed, err := packPod(parts, keepManagedFields, scratch)
+	if err != nil {
+		return PodRow{}, err
+	}
+	return PodRow{meta: slimMeta(&m), Raw: packed}, nil
+}
+
+// packedLeanPod is the lean pod of a packed row's bytes, with the row's
+// metadata.
+func packedLeanPod(meta metav1.ObjectMeta, raw []byte) (*corev1.Pod, error) {
+	var parts podParts
+	if err := eachField(raw, parts.take); err != nil {
+		return nil, fmt.Errorf("read a pod: %w", err)
+	}
+	full := &corev1.Pod{}
+	if err := full.Status.Unmarshal(parts.status); err != nil {
+		return nil, fmt.Errorf("decode a pod's status: %w", err)
+	}
+	containers, inits, err := containerNames(parts.spec)
+	if err != nil {
+		return nil, err
+	}
+	full.Spec.Containers, full.Spec.InitContainers = containers, inits
+	pod := slim(full)
+	pod.ObjectMeta = meta
+	return pod, nil
 }
 
 // leanPod builds a lean pod from its parts: the metadata without

@@ -34,7 +34,8 @@ type PodRow struct {
 	// holds; nil on a row with the whole pod.
 	Parts *Parts
 	// Raw, on a packed row (see Pack), is the whole pod's protobuf
-	// encoding, which Whole decodes for the printer; Pod() is then lean.
+	// encoding, which Whole decodes for the printer; Pod() is then the
+	// lean pod, read from these bytes on each call.
 	// Bytes hold a pod in a third of the memory its decoded form takes,
 	// and the garbage collector never scans them.
 	Raw []byte
@@ -47,17 +48,28 @@ func RowOf(pod *corev1.Pod) *PodRow { return &PodRow{whole: pod} }
 // row a new copy of the lean pod, whose metadata maps and slices are
 // shared and read-only.
 func (r *PodRow) Pod() *corev1.Pod {
-	if r.whole != nil || r.lean == nil {
+	switch {
+	case r.whole != nil:
 		return r.whole
+	case r.lean != nil:
+		pod := &corev1.Pod{}
+		if err := pod.Unmarshal(r.lean); err != nil {
+			// The bytes are the encoding of a pod made by setLean; they
+			// decode unless memory is corrupt.
+			panic(fmt.Sprintf("decode the lean pod %s/%s: %v", r.meta.Namespace, r.meta.Name, err))
+		}
+		pod.ObjectMeta = r.meta
+		return pod
+	case r.Raw != nil:
+		pod, err := packedLeanPod(r.meta, r.Raw)
+		if err != nil {
+			// The bytes are a pod's encoding made by packPod from a
+			// pod that decoded.
+			panic(fmt.Sprintf("decode the packed pod %s/%s: %v", r.meta.Namespace, r.meta.Name, err))
+		}
+		return pod
 	}
-	pod := &corev1.Pod{}
-	if err := pod.Unmarshal(r.lean); err != nil {
-		// The bytes are the encoding of a pod made by setLean; they
-		// decode unless memory is corrupt.
-		panic(fmt.Sprintf("decode the lean pod %s/%s: %v", r.meta.Namespace, r.meta.Name, err))
-	}
-	pod.ObjectMeta = r.meta
-	return pod
+	return nil
 }
 
 // Meta is the metadata of the row's pod (shared: read-only); it costs no
