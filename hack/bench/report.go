@@ -114,7 +114,7 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "- wall, CPU and peak RSS of each client process come from wait4 in a small launcher (hack/bench/spawn); its floor, measured on `true`, is %.1f MiB peak RSS. The launcher reads each client's stdout through a pipe, counts it and notes when the first row (the first byte after the header) arrived\n",
 		float64(r.baseline.maxRSS)/(1<<20))
 	if r.apiMethod != "" {
-		fmt.Fprintf(&b, "- kube-apiserver memory added by a client: %s, minus its VmRSS just before the client started; measured on one more run of podsync and kubectl each, after the rounds, each on a freshly restarted API server\n", r.apiMethod)
+		fmt.Fprintf(&b, "- kube-apiserver memory added by a client: %s, minus its VmRSS just before the client started; measured on one more run each of podsync (table and -o json) and kubectl, after the rounds, each on a freshly restarted API server\n", r.apiMethod)
 	}
 	b.WriteString("- floor: protobuf, decoded into typed Pods and thrown away, read each way the server offers (LIST in pages of 500, 1,000, 5,000, 10,000, unpaginated, and a WatchList stream); the fastest at each size is the floor of every ratio\n")
 	if r.watchList != "" {
