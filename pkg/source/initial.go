@@ -4,6 +4,7 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -45,7 +46,7 @@ func initialPagesFor(ctx context.Context, opts metav1.ListOptions) *initialPages
 
 // see takes one event of the stream, and says whether the initial pods
 // are all in.
-func (p *initialPages) see(typ watch.EventType, obj any) bool {
+func (p *initialPages) see(typ watch.EventType, obj runtime.Object) bool {
 	row, ok := obj.(*PodRow)
 	switch {
 	case !ok:

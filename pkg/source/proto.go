@@ -159,17 +159,26 @@ func packedLeanPod(meta metav1.ObjectMeta, raw []byte) (*corev1.Pod, error) {
 		return nil, fmt.Errorf("read a pod: %w", err)
 	}
 	full := &corev1.Pod{}
-	if err := full.Status.Unmarshal(parts.status); err != nil {
-		return nil, fmt.Errorf("decode a pod's status: %w", err)
-	}
-	containers, inits, err := containerNames(parts.spec)
-	if err != nil {
+	if err := readLeanRest(full, parts); err != nil {
 		return nil, err
 	}
-	full.Spec.Containers, full.Spec.InitContainers = containers, inits
 	pod := slim(full)
 	pod.ObjectMeta = meta
 	return pod, nil
+}
+
+// readLeanRest reads into pod what a lean pod keeps besides its
+// metadata: the status, and the containers' names and restart policies.
+func readLeanRest(pod *corev1.Pod, parts podParts) error {
+	if err := pod.Status.Unmarshal(parts.status); err != nil {
+		return fmt.Errorf("decode a pod's status: %w", err)
+	}
+	containers, inits, err := containerNames(parts.spec)
+	if err != nil {
+		return err
+	}
+	pod.Spec.Containers, pod.Spec.InitContainers = containers, inits
+	return nil
 }
 
 // leanPod builds a lean pod from its parts: the metadata without
@@ -182,14 +191,12 @@ func leanPod(parts podParts, scratch *[]byte) (*corev1.Pod, *Parts, error) {
 		return nil, nil, err
 	}
 	full := &corev1.Pod{}
-	if err := errors.Join(full.ObjectMeta.Unmarshal(meta), full.Status.Unmarshal(parts.status)); err != nil {
-		return nil, nil, fmt.Errorf("decode a pod: %w", err)
+	if err := full.ObjectMeta.Unmarshal(meta); err != nil {
+		return nil, nil, fmt.Errorf("decode a pod's metadata: %w", err)
 	}
-	containers, inits, err := containerNames(parts.spec)
-	if err != nil {
+	if err := readLeanRest(full, parts); err != nil {
 		return nil, nil, err
 	}
-	full.Spec.Containers, full.Spec.InitContainers = containers, inits
 	p := &Parts{Annotations: uint32(annotations), Finalizers: uint32(finalizers),
 		Spec: fieldHashes(parts.spec, specFields()), Status: fieldHashes(parts.status, statusFields())}
 	return slim(full), p, nil
