@@ -138,7 +138,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer informerDone.Wait()
 	defer c.queue.ShutDown()
 
-	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
+	// WaitFor wakes as the list is in; WaitForCacheSync polls every
+	// 100 ms, which a small --once run would spend waiting.
+	if !cache.WaitFor(ctx, "", c.informer.HasSyncedChecker()) {
 		return fmt.Errorf("wait for the pod cache to sync: %w", context.Cause(ctx))
 	}
 	c.markSynced()

@@ -192,6 +192,13 @@ func (w *Writer) Write(msg controller.Message) error {
 	return w.Flush()
 }
 
+// PrintsWhole reports whether Write prints msg from its whole pod (which
+// a packed row decodes for it), rather than from its metadata or not at all.
+func (w *Writer) PrintsWhole(msg controller.Message) bool {
+	printed := msg.Kind.PodState() && msg.Row != nil && (msg.Kind != controller.Sync || !w.opts.WatchOnly)
+	return printed && w.shape != Table && w.shape != Name
+}
+
 // Flush writes out what is buffered.
 func (w *Writer) Flush() error {
 	if w.tw != nil {

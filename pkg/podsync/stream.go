@@ -183,11 +183,16 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 	}
 	for _, m := range msgs {
 		m.Context = w.name
-		s.observe(w, m)
 		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Kind == controller.Sync && !s.cfg.WatchOnly) {
+			s.observe(w, m, m.Row)
 			w.held = append(w.held, m)
-		} else if end, over := s.print(m); over {
-			return end, true
+		} else {
+			cached := m.Row
+			m = s.unpacked(m)
+			s.observe(w, m, cached)
+			if end, over := s.print(m); over {
+				return end, true
+			}
 		}
 		if end, over := s.podNews(w, m); over {
 			return end, true
@@ -206,8 +211,23 @@ func listedState(msgs []controller.Message) []controller.Message {
 	})
 }
 
-// observe counts the message and tells the check about it.
-func (s *stream) observe(w *clusterRun, m controller.Message) {
+// unpacked is m with its packed row decoded once, when both the check and
+// the printer read the whole of it: on a packed row each would decode it.
+// Only a printed message is unpacked, so rows held for later or kept for
+// an explanation stay packed.
+func (s *stream) unpacked(m controller.Message) controller.Message {
+	if m.Kind == controller.Gone || s.outClosed || !s.writer.PrintsWhole(m) {
+		return m
+	}
+	if row, err := m.Row.Unpacked(); err == nil {
+		m.Row = row
+	}
+	return m
+}
+
+// observe counts the message and tells the check about it; cached is the
+// informer's row of the message, which an explanation may keep.
+func (s *stream) observe(w *clusterRun, m controller.Message, cached *source.PodRow) {
 	w.events[m.Kind.String()]++
 	w.targets.observe(m)
 	key := m.Key.String()
@@ -217,7 +237,7 @@ func (s *stream) observe(w *clusterRun, m controller.Message) {
 		keep := w.judged != nil && !failedOn(w.eval, key)
 		w.eval.ObserveStatus(key, m.Row.Pod(), source.Cell(m.Row, "Status"), m.Kind == controller.Sync)
 		if keep {
-			w.judged[key] = m.Row
+			w.judged[key] = cached
 		}
 		return
 	}

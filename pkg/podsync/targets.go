@@ -346,12 +346,12 @@ func (t *targetRun) start(ctx context.Context, wg *sync.WaitGroup) bool {
 		return true
 	}
 	t.ctx = ctx
-	synced := make([]cache.InformerSynced, 0, len(t.informers))
+	synced := make([]cache.DoneChecker, 0, len(t.informers))
 	for _, inf := range t.informers {
 		wg.Go(func() { inf.RunWithContext(ctx) })
-		synced = append(synced, inf.HasSynced)
+		synced = append(synced, inf.HasSyncedChecker())
 	}
-	return cache.WaitForCacheSync(ctx.Done(), synced...)
+	return cache.WaitFor(ctx, "", synced...)
 }
 
 // update judges a target's object as it is now, and says its note once.

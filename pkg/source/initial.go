@@ -56,11 +56,18 @@ func (p *initialPages) see(typ watch.EventType, obj runtime.Object) bool {
 		if len(p.rows) >= p.size() {
 			p.hand(false)
 		}
-	case typ == watch.Bookmark && row.Meta().Annotations[metav1.InitialEventsAnnotationKey] == "true":
+	case endsInitialEvents(typ, obj):
 		p.hand(true)
 		return true
 	}
 	return false
+}
+
+// endsInitialEvents reports whether an event is the bookmark that ends a
+// streaming list's current pods.
+func endsInitialEvents(typ watch.EventType, obj runtime.Object) bool {
+	row, ok := obj.(*PodRow)
+	return ok && typ == watch.Bookmark && row.Meta().Annotations[metav1.InitialEventsAnnotationKey] == "true"
 }
 
 // size is the size of the page being gathered: small first, so that the

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"sync"
 	"syscall"
@@ -15,6 +17,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -125,5 +129,69 @@ func TestReportWatch(t *testing.T) {
 		if got := fmt.Sprint(h.verbs); got != c.want {
 			t.Errorf("%s: reported %s, want %s", c.name, got, c.want)
 		}
+	}
+}
+
+// Once a streaming list's pods are in, the watch goes on as a plain one
+// from the bookmark's resourceVersion, uncompressed: nothing the
+// compressed stream sends after the bookmark is read, and nothing after
+// the bookmark is lost.
+func TestPlainWatchAfterStreamedList(t *testing.T) {
+	pod := func(name string) *corev1.Pod {
+		p := benchPod()
+		p.Name = name
+		return p
+	}
+	end := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "9",
+		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
+	streamed := encodeWatch(t, watch.Event{Type: watch.Added, Object: pod("listed")},
+		watch.Event{Type: watch.Bookmark, Object: end}, watch.Event{Type: watch.Modified, Object: pod("compressed")})
+	plain := encodeWatch(t, watch.Event{Type: watch.Modified, Object: pod("after")})
+	var mu sync.Mutex
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, fmt.Sprintf("%s rv=%s encoding=%s", r.URL.Query().Get("sendInitialEvents"),
+			r.URL.Query().Get("resourceVersion"), r.Header.Get("Accept-Encoding")))
+		mu.Unlock()
+		w.Header().Set("Content-Type", watchAccept)
+		if r.URL.Query().Has("sendInitialEvents") {
+			_, _ = w.Write(streamed)
+		} else {
+			_, _ = w.Write(plain)
+		}
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	client, err := rest.RESTClientFor(&rest.Config{Host: srv.URL, APIPath: "/api", ContentConfig: rest.ContentConfig{
+		GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: scheme.Codecs.WithoutConversion()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := metav1.ListOptions{SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true}
+	w, err := rawWatch(ctx, client, "", opts, decoder{pack: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var got []string
+	for range 3 {
+		ev := <-w.ResultChan()
+		row, ok := ev.Object.(*PodRow)
+		if !ok {
+			t.Fatalf("event %s: %v", ev.Type, ev.Object)
+		}
+		got = append(got, fmt.Sprintf("%s %s", ev.Type, row.Meta().Name))
+	}
+	if want := "[ADDED listed BOOKMARK  MODIFIED after]"; fmt.Sprint(got) != want {
+		t.Errorf("events %v, want %s", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := "[true rv= encoding=gzip  rv=9 encoding=identity]"; fmt.Sprint(asked) != want {
+		t.Errorf("requests %q, want %s", asked, want)
 	}
 }

@@ -115,6 +115,19 @@ func (r *PodRow) Whole() (*corev1.Pod, error) {
 	return pod, nil
 }
 
+// Unpacked is a row of a packed row's whole pod, decoded once for readers
+// of both its lean and its whole pod; r itself when it is not packed.
+func (r *PodRow) Unpacked() (*PodRow, error) {
+	if r.Raw == nil {
+		return r, nil
+	}
+	pod, err := r.Whole()
+	if err != nil {
+		return r, err
+	}
+	return &PodRow{whole: pod, Cells: r.Cells, Columns: r.Columns}, nil
+}
+
 // GetObjectKind reports no kind: PodRow never travels over the wire.
 func (r *PodRow) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,8 +49,21 @@ func rawWatch(ctx context.Context, c rest.Interface, namespace string, opts meta
 	if err != nil {
 		return nil, err
 	}
-	return watch.NewStreamWatcher(&frames{body: body, d: d, initial: initialPagesFor(ctx, opts)},
-		apierrors.NewClientErrorReporter(http.StatusInternalServerError, "WATCH", "ClientWatchDecoding")), nil
+	f := &frames{body: body, d: d, initial: initialPagesFor(ctx, opts)}
+	if streamsInitialEvents(opts) {
+		f.plain = func(rv string) (io.ReadCloser, error) { return plainWatch(ctx, c, namespace, opts, rv) }
+	}
+	return watch.NewStreamWatcher(f, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "WATCH", "ClientWatchDecoding")), nil
+}
+
+// plainWatch watches the pods' changes after rv, uncompressed. Since
+// Kubernetes 1.37 a server compresses a streaming list for a client that
+// accepts gzip, and goes on compressing its watch one event at a time:
+// each small event then costs both sides a gzip stream of its own, for
+// little gain. A plain watch, like `kubectl get -w`'s, is never compressed.
+func plainWatch(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, rv string) (io.ReadCloser, error) {
+	opts.SendInitialEvents, opts.ResourceVersionMatch, opts.ResourceVersion = nil, "", rv
+	return podsRequest(c, namespace, opts).SetHeader("Accept", watchAccept).SetHeader("Accept-Encoding", "identity").Stream(ctx)
 }
 
 // frames reads one watch event per length-delimited frame.
@@ -61,10 +75,24 @@ type frames struct {
 	// initial, while a streaming list sends the current pods, gathers
 	// them into pages for the observer of the watch's context.
 	initial *initialPages
+	// plain, on a streaming list, opens the plain watch that follows
+	// it (see plainWatch) from the resourceVersion of its last bookmark,
+	// held in from until the bookmark has been decoded.
+	plain func(rv string) (io.ReadCloser, error)
+	from  string
+	// mu guards body, which Close closes from another goroutine, against
+	// being replaced meanwhile.
+	mu     sync.Mutex
+	closed bool
 }
 
 // Decode implements watch.Decoder.
 func (f *frames) Decode() (watch.EventType, runtime.Object, error) {
+	if f.from != "" {
+		if err := f.reopen(); err != nil {
+			return "", nil, err
+		}
+	}
 	if _, err := io.ReadFull(f.body, f.head[:]); err != nil {
 		return "", nil, err
 	}
@@ -86,11 +114,36 @@ func (f *frames) Decode() (watch.EventType, runtime.Object, error) {
 	if err == nil && f.initial != nil && f.initial.see(typ, obj) {
 		f.initial = nil
 	}
+	if err == nil && f.plain != nil && endsInitialEvents(typ, obj) {
+		f.from = obj.(*PodRow).Meta().ResourceVersion
+	}
 	return typ, obj, err
 }
 
+// reopen goes on from the streaming list's end with a plain watch.
+func (f *frames) reopen() error {
+	body, err := f.plain(f.from)
+	if err != nil {
+		return fmt.Errorf("watch pods after the streamed list: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_ = f.body.Close()
+	f.body, f.plain, f.from = body, nil, ""
+	if f.closed {
+		_ = body.Close()
+		return io.EOF
+	}
+	return nil
+}
+
 // Close implements watch.Decoder.
-func (f *frames) Close() { _ = f.body.Close() }
+func (f *frames) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	_ = f.body.Close()
+}
 
 // decodeEvent reads one WatchEvent: a pod row, or the Status of an ERROR.
 func decodeEvent(frame []byte, d *decoder) (watch.EventType, runtime.Object, error) {

@@ -89,6 +89,28 @@ func TestStreamedListPrintsAsPaginated(t *testing.T) {
 	}
 }
 
+// After a streamed list the watch goes on as a plain one, from the
+// list's end: its events are not compressed one by one, and the changes
+// after the list are printed.
+func TestWatchAfterStreamedListIsPlain(t *testing.T) {
+	ns := env.Namespace(t)
+	runningPods(t, ns, "steady")
+	s := env.Start(t, "-n", ns, "-o", "name", "-v=6")
+	s.WaitLine(`^pod/steady synced$`, lineLimit)
+	env.Apply(t, ns, podYAML("fresh", nil, ""))
+	s.WaitLine(`^pod/fresh added$`, lineLimit)
+	var watches []string
+	for _, line := range strings.Split(s.Stderr(), "\n") {
+		if strings.Contains(line, "/namespaces/"+ns+"/pods?") && strings.Contains(line, "watch=true") {
+			watches = append(watches, line)
+		}
+	}
+	if len(watches) != 2 || !strings.Contains(watches[0], "sendInitialEvents=true") ||
+		strings.Contains(watches[1], "sendInitialEvents") || !strings.Contains(watches[1], "resourceVersion=") {
+		t.Errorf("want a streamed list, then a plain watch from its resourceVersion; the watches were:\n%s", strings.Join(watches, "\n"))
+	}
+}
+
 // -o yaml: the same {type, object} documents, separated by ---.
 func TestOutputYAML(t *testing.T) {
 	ns := env.Namespace(t)
