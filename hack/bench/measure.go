@@ -134,13 +134,19 @@ func (e *env) selected() []command {
 			out = append(out, c)
 		}
 	}
-	// Each -compare build runs as its own plugin, kubectl-podsyncNAME.
+	// Each -compare build runs as its own plugin, kubectl-podsyncNAME,
+	// in the outputs -only selects.
 	for _, b := range e.cfg.compare {
-		out = append(out,
-			command{id: "podsync@" + b.name, label: "`kubectl podsync -A --once`, build " + b.name,
+		for _, c := range []command{
+			{id: "podsync@" + b.name, label: "`kubectl podsync -A --once`, build " + b.name,
 				args: []string{"podsync" + b.name, "-A", "--once"}, out: outTable, perK: 40, fixed: 60},
-			command{id: "podsync-json@" + b.name, label: "`kubectl podsync -A --once -o json`, build " + b.name,
-				args: []string{"podsync" + b.name, "-A", "--once", "-o", "json"}, out: outLines, perK: 40, fixed: 60})
+			{id: "podsync-json@" + b.name, label: "`kubectl podsync -A --once -o json`, build " + b.name,
+				args: []string{"podsync" + b.name, "-A", "--once", "-o", "json"}, out: outLines, perK: 40, fixed: 60},
+		} {
+			if e.cfg.only == nil || e.cfg.only[baseID(c.id)] {
+				out = append(out, c)
+			}
+		}
 	}
 	return out
 }

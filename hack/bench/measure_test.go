@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 // No command may follow the same one in every round: a command measured
 // right after `kubectl get pods -A` meets a busy API server, and that must
@@ -25,6 +29,29 @@ func TestRoundOrderChangesEachCommandsPredecessor(t *testing.T) {
 	for k, preds := range before {
 		if len(preds) == 1 {
 			t.Errorf("command %d followed the same command in all %d rounds", k, rounds)
+		}
+	}
+}
+
+// -only selects the outputs of the -compare builds as it does this
+// tree's: a table-only run measures no build's JSON.
+func TestOnlySelectsCompareBuildsOutputs(t *testing.T) {
+	cases := map[string]string{
+		"podsync":              "[podsync podsync@PREV]",
+		"podsync-json":         "[podsync-json podsync-json@PREV]",
+		"podsync,podsync-json": "[podsync podsync-json podsync@PREV podsync-json@PREV]",
+	}
+	for only, want := range cases {
+		cfg := &config{only: map[string]bool{}, compare: []build{{name: "PREV"}}}
+		for _, id := range strings.Split(only, ",") {
+			cfg.only[id] = true
+		}
+		var ids []string
+		for _, c := range (&env{cfg: cfg}).selected() {
+			ids = append(ids, c.id)
+		}
+		if got := fmt.Sprint(ids); got != want {
+			t.Errorf("-only %s selected %s, want %s", only, got, want)
 		}
 	}
 }
