@@ -180,7 +180,7 @@ func (w *Writer) Write(msg controller.Message) error {
 	} else if w.shape == Table {
 		w.last[key] = msg.Row
 	}
-	if msg.Kind == controller.Sync && w.opts.WatchOnly || msg.Row == nil {
+	if !w.prints(msg) {
 		return nil
 	}
 	if err := w.print(msg, prev); err != nil {
@@ -195,8 +195,13 @@ func (w *Writer) Write(msg controller.Message) error {
 // PrintsWhole reports whether Write prints msg from its whole pod (which
 // a packed row decodes for it), rather than from its metadata or not at all.
 func (w *Writer) PrintsWhole(msg controller.Message) bool {
-	printed := msg.Kind.PodState() && msg.Row != nil && (msg.Kind != controller.Sync || !w.opts.WatchOnly)
-	return printed && w.shape != Table && w.shape != Name
+	return msg.Kind.PodState() && w.prints(msg) && w.shape != Table && w.shape != Name
+}
+
+// prints reports whether a pod's message is printed: a hidden SYNC
+// (--watch-only) and a GONE without a known last state are not.
+func (w *Writer) prints(msg controller.Message) bool {
+	return msg.Row != nil && (msg.Kind != controller.Sync || !w.opts.WatchOnly)
 }
 
 // Flush writes out what is buffered.
