@@ -213,12 +213,8 @@ func workloadListWatch(api workloadAPI, c *Clients, ns string, names []string, r
 	}
 	// WatchList is left to the pod source's choice: off, so a server or a
 	// fake client without it is not waited on.
-	return cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{})
+	return source.WithoutWatchList(lw)
 }
-
-type noWatchList struct{}
-
-func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 func (t *targetRun) handler(kind string) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{

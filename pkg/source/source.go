@@ -59,6 +59,14 @@ func (s Source) ListerWatcher(observe func(*PodRowList)) cache.ListerWatcher {
 	if s.StreamsLists {
 		return lw
 	}
+	return WithoutWatchList(lw)
+}
+
+// WithoutWatchList makes the reflector list lw, never ask it for a
+// streaming list: for a source that cannot stream one, and for a fake
+// client or a server without WatchList, which would otherwise be waited
+// on.
+func WithoutWatchList(lw *cache.ListWatch) cache.ListerWatcher {
 	return cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{})
 }
 
