@@ -146,15 +146,13 @@ func (e *env) measureSize(ctx context.Context, l *loader, n int) (*sizeResult, e
 		}
 	}
 	for _, rate := range e.cfg.rates {
-		if !e.cfg.churn {
-			break
-		}
-		c, err := e.runChurn(ctx, l, rate)
-		if c != nil {
-			res.churn = append(res.churn, c)
-		}
-		if err != nil {
-			return res, fmt.Errorf("churn at %g/s: %w", rate, err)
+		for _, wt := range e.watchers() {
+			if !e.cfg.churn {
+				break
+			}
+			if err := e.churn(ctx, l, res, rate, wt); err != nil {
+				return res, fmt.Errorf("churn at %g/s: %w", rate, err)
+			}
 		}
 	}
 	if others := otherAPIServers(e.cluster.PIDs()[localcluster.APIServer]); len(others) > len(res.otherAPIServers) {
@@ -326,4 +324,27 @@ func (e *env) serverMemory() serverMemory {
 		m.etcdDB = fi.Size()
 	}
 	return m
+}
+
+// churn measures one watcher at rate. A peer that would not fit in memory,
+// or that fails, is reported as such; podsync failing ends the size.
+func (e *env) churn(ctx context.Context, l *loader, res *sizeResult, rate float64, wt watcher) error {
+	if like := commandByID(wt.fitsLike); like != nil {
+		if why := e.wontFit(*like, res.pods); why != "" {
+			res.churn = append(res.churn, &churnResult{Watcher: wt, Rate: rate, NotRun: why})
+			return nil
+		}
+	}
+	c, err := e.runChurn(ctx, l, rate, wt)
+	if err != nil && wt.id != "podsync" && ctx.Err() == nil {
+		e.logf("churn, %s: %v", wt.id, err)
+		if c == nil {
+			c = &churnResult{Watcher: wt, Rate: rate}
+		}
+		c.NotRun, err = "failed: "+err.Error(), nil
+	}
+	if c != nil {
+		res.churn = append(res.churn, c)
+	}
+	return err
 }

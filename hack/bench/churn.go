@@ -28,8 +28,42 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
 )
 
+// watcher is a program the churn measures: it watches every pod and
+// prints each change as JSON with the pod's metadata inside. podsync is
+// measured beside kubectl's own watch and the floor's.
+type watcher struct {
+	id, label string
+	argv      []string
+	// fitsLike names the command whose memory the watcher needs as it
+	// starts (kubectl lists every pod as JSON before it watches).
+	fitsLike string
+}
+
+func (e *env) watchers() []watcher {
+	out := []watcher{{id: "podsync", label: "`kubectl podsync -A --watch-only -o json`",
+		argv: []string{e.kubectl, "podsync", "-A", "--watch-only", "-o", "json"}}}
+	for _, id := range e.cfg.churnPeers {
+		switch id {
+		case "kubectl":
+			out = append(out, watcher{id: id, label: "`kubectl get pods -A -w --watch-only --output-watch-events -o json`",
+				argv:     []string{e.kubectl, "get", "pods", "-A", "-w", "--watch-only", "--output-watch-events", "-o", "json"},
+				fitsLike: "kubectl-json"})
+		case "floor":
+			out = append(out, watcher{id: id, label: "floor: a protobuf watch printing one line of metadata per event",
+				argv: e.floorArgs([]string{"-watch"})})
+		}
+	}
+	return out
+}
+
+// churnPeerIDs are the watchers -churn-peers can add to podsync.
+var churnPeerIDs = []string{"kubectl", "floor"}
+
 // churnResult is one churn measurement.
 type churnResult struct {
+	Watcher watcher
+	// NotRun says why the watcher did not run, or how it failed.
+	NotRun        string
 	Rate          float64 // asked
 	Achieved      float64 // updates sent per second
 	Duration      time.Duration
@@ -39,34 +73,36 @@ type churnResult struct {
 	P50, P99, Max time.Duration
 	// Write is the API's answer time for each update (sent to answered),
 	// and AfterAck the lag from that answer to the printed line: the part
-	// of the lag that is the watch and podsync. It can be below zero when
+	// of the lag that is the watch and the watcher. It can be below zero when
 	// the watch event overtakes the answer.
 	WriteP50, WriteP99       time.Duration
 	AfterAckP50, AfterAckP99 time.Duration
 	AfterAckMax              time.Duration
 	Over250ms                int
 	Over1s                   int
-	CPU                      time.Duration // podsync, from the first update to the last line
+	CPU                      time.Duration // the watcher's, from the first update to the last line
 	Elapsed                  time.Duration // from the first update to the last line
 	// APIServerCPU, EtcdCPU and BenchCPU are what kube-apiserver, etcd
 	// and this program (the loader and the line reader) used meanwhile.
 	APIServerCPU, EtcdCPU, BenchCPU time.Duration
-	RSS                             int64         // podsync's peak resident set at the end
+	RSS                             int64         // the watcher's peak resident set at the end
 	Drain                           time.Duration // last update sent to last needed line printed
-	WatchReady                      time.Duration // podsync start to its first UPDATE line
+	WatchReady                      time.Duration // the watcher's start to its first update printed
+	Settled                         time.Duration // the wait for a quiet API server before the updates
 	Lost                            int
 	LostExamples                    []string
 	ExitCode                        int
 }
 
-// printed is what podsync printed last for one pod.
+// printed is what the watcher printed last for one pod.
 type printed struct {
 	rv   uint64
 	sent string
 }
 
-// churnWatch reads podsync's stdout and keeps what each line said.
+// churnWatch reads the watcher's stdout and keeps what each event said.
 type churnWatch struct {
+	id       string // the watcher's
 	sentinel string // key of the sentinel pod
 
 	mu   sync.Mutex
@@ -84,7 +120,8 @@ type stampedLine struct {
 	data []byte
 }
 
-// eventLine is the part of a `-o json` line the bench reads.
+// eventLine is the part of a printed event the bench reads: podsync's
+// UPDATE and kubectl's (and the floor's) MODIFIED carry the pod alike.
 type eventLine struct {
 	Type   string `json:"type"`
 	Object struct {
@@ -97,19 +134,24 @@ type eventLine struct {
 	} `json:"object"`
 }
 
-// read stamps each line on arrival and hands it on, so that parsing never
-// holds up the pipe.
+// read stamps each printed object on arrival and hands it on, so that
+// parsing never holds up the pipe. It reads a stream of JSON values, one
+// per line (podsync, the floor) or indented over many (kubectl).
 func (w *churnWatch) read(r io.Reader, lines chan<- stampedLine) {
 	defer close(lines)
-	br := bufio.NewReaderSize(r, 1<<20)
+	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<20))
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			lines <- stampedLine{at: time.Now(), data: line}
-		}
+		var value json.RawMessage
+		err := dec.Decode(&value)
 		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				w.mu.Lock()
+				w.badLines++
+				w.mu.Unlock()
+			}
 			return
 		}
+		lines <- stampedLine{at: time.Now(), data: value}
 	}
 }
 
@@ -131,7 +173,7 @@ func (w *churnWatch) parse(lines <-chan stampedLine) {
 			if v, err := strconv.ParseUint(md.Annotations[sentinelAnnotate], 10, 64); err == nil && v > w.seen {
 				w.seen = v
 			}
-		case ev.Type == "UPDATE":
+		case ev.Type == "UPDATE" || ev.Type == "MODIFIED":
 			sent := md.Annotations[sentAnnotation]
 			w.last[key] = printed{rv: rv, sent: sent}
 			w.printedAt[key+"@"+md.ResourceVersion] = l.at
@@ -150,29 +192,28 @@ func (w *churnWatch) sentinelSeen() uint64 {
 	return w.seen
 }
 
-// runChurn starts `kubectl podsync -A --watch-only -o json`, waits until it
-// watches, updates pods at rate for cfg.duration, waits for podsync to
-// print the final state of every updated pod, and checks that state
-// against the API.
-func (e *env) runChurn(ctx context.Context, l *loader, rate float64) (*churnResult, error) {
+// runChurn starts the watcher, waits until it watches, updates pods at
+// rate for cfg.duration, waits for the watcher to print the final state
+// of every updated pod, and checks that state against the API.
+func (e *env) runChurn(ctx context.Context, l *loader, rate float64, wt watcher) (*churnResult, error) {
 	cfg := e.cfg
-	res := &churnResult{Rate: rate, Duration: cfg.duration}
+	res := &churnResult{Rate: rate, Duration: cfg.duration, Watcher: wt}
 	pctx, cancel := context.WithTimeout(ctx, cfg.duration+30*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(pctx, e.kubectl, "podsync", "-A", "--watch-only", "-o", "json")
+	cmd := exec.CommandContext(pctx, wt.argv[0], wt.argv[1:]...)
 	cmd.Env = e.environ()
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGKILL) }
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("podsync stdout: %w", err)
+		return nil, fmt.Errorf("%s stdout: %w", wt.id, err)
 	}
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start podsync: %w", err)
+		return nil, fmt.Errorf("start %s: %w", wt.id, err)
 	}
-	w := &churnWatch{sentinel: l.podKey(0), last: map[string]printed{}, printedAt: map[string]time.Time{}}
+	w := &churnWatch{id: wt.id, sentinel: l.podKey(0), last: map[string]printed{}, printedAt: map[string]time.Time{}}
 	lines := make(chan stampedLine, 1<<16)
 	parsed := make(chan struct{})
 	go w.read(out, lines)
@@ -194,10 +235,10 @@ func (e *env) runChurn(ctx context.Context, l *loader, rate float64) (*churnResu
 	}()
 
 	if err := e.waitWatching(ctx, l, w, exited); err != nil {
-		return res, fmt.Errorf("%w; podsync stderr: %s", err, tail(stderr.String()))
+		return res, fmt.Errorf("%s: %w; stderr: %s", wt.id, err, tail(stderr.String()))
 	}
 	res.WatchReady = time.Since(started)
-	e.logf("podsync watches %d pods (after %s); churn at %g/s for %s", l.total, res.WatchReady.Round(time.Millisecond), rate, cfg.duration)
+	e.logf("%s watches %d pods (after %s); churn at %g/s for %s", wt.id, l.total, res.WatchReady.Round(time.Millisecond), rate, cfg.duration)
 
 	// Only the pods the churn will update are kept whole: at 150,000 pods
 	// all of them would take gigabytes of the bench's memory.
@@ -217,6 +258,7 @@ func (e *env) runChurn(ctx context.Context, l *loader, rate float64) (*churnResu
 	}); err != nil {
 		return res, err
 	}
+	res.Settled = e.settle(ctx)
 	pid := cmd.Process.Pid
 	cpu0, err := procCPU(pid)
 	if err != nil {
@@ -244,19 +286,51 @@ func (e *env) runChurn(ctx context.Context, l *loader, rate float64) (*churnResu
 		return res, err
 	}
 	w.summarize(res, acks)
-	e.logf("churn: %d updates, %d lines, p99 %s, max %s, lost %d", res.Sent, res.Lines, ms(res.P99), ms(res.Max), res.Lost)
+	e.logf("churn, %s: %d updates, %d lines, p99 %s, max %s, lost %d", wt.id, res.Sent, res.Lines, ms(res.P99), ms(res.Max), res.Lost)
 
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
 		res.ExitCode = exitcode.Of(waitErr)
 	case <-time.After(30 * time.Second):
-		return res, errors.New("podsync did not end within 30s of SIGTERM")
+		return res, fmt.Errorf("%s did not end within 30s of SIGTERM", wt.id)
 	}
-	if res.ExitCode != 143 && res.ExitCode != 0 {
-		return res, fmt.Errorf("podsync ended with exit code %d after SIGTERM: %s", res.ExitCode, tail(stderr.String()))
+	// kubectl ends with 1 on SIGTERM; only podsync's code is its contract.
+	if wt.id == "podsync" && res.ExitCode != 143 && res.ExitCode != 0 {
+		return res, fmt.Errorf("%s ended with exit code %d after SIGTERM: %s", wt.id, res.ExitCode, tail(stderr.String()))
 	}
 	return res, nil
+}
+
+// Settling: a churn waits, for at most settleLimit, until the API server
+// has used less than settleCPU in a second. One that starts while the
+// server still works off what came before (a list just served, a
+// client's garbage) measures that work as the churn's lag, and the
+// watcher measured first would pay for it.
+const (
+	settleCPU   = 200 * time.Millisecond
+	settleLimit = time.Minute
+)
+
+// settle returns how long the API server took to settle.
+func (e *env) settle(ctx context.Context) time.Duration {
+	pid := e.cluster.PIDs()[localcluster.APIServer]
+	began := time.Now()
+	for time.Since(began) < settleLimit {
+		c0, err := procCPU(pid)
+		if err != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(began)
+		case <-time.After(time.Second):
+		}
+		if c1, err := procCPU(pid); err != nil || c1-c0 < settleCPU {
+			break
+		}
+	}
+	return time.Since(began)
 }
 
 // serverCPU is the CPU time kube-apiserver, etcd and this program have
@@ -269,8 +343,8 @@ func (e *env) serverCPU() (api, etcd, self time.Duration) {
 	return api, etcd, self
 }
 
-// waitWatching updates the sentinel pod until podsync prints it: from then
-// on podsync has its initial list and watches.
+// waitWatching updates the sentinel pod until the watcher prints it: from
+// then on the watcher has its initial list and watches.
 func (e *env) waitWatching(ctx context.Context, l *loader, w *churnWatch, exited <-chan struct{}) error {
 	limit := 2*time.Minute + time.Duration(l.total)*5*time.Millisecond
 	deadline := time.Now().Add(limit)
@@ -283,7 +357,7 @@ func (e *env) waitWatching(ctx context.Context, l *loader, w *churnWatch, exited
 		for range 10 {
 			select {
 			case <-exited:
-				return errors.New("podsync ended before it watched")
+				return errors.New("it ended before it watched")
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(50 * time.Millisecond):
@@ -293,7 +367,7 @@ func (e *env) waitWatching(ctx context.Context, l *loader, w *churnWatch, exited
 			}
 		}
 	}
-	return fmt.Errorf("podsync printed no update of the sentinel pod within %s", limit)
+	return fmt.Errorf("no update of the sentinel pod printed within %s", limit)
 }
 
 // sentUpdate is the newest accepted update of one pod.
@@ -445,7 +519,7 @@ feed:
 	return final, acks, last, nil
 }
 
-// waitDrained waits until podsync printed the newest state of every
+// waitDrained waits until the watcher printed the newest state of every
 // updated pod, or limit passes; it returns when that happened.
 func (w *churnWatch) waitDrained(ctx context.Context, final map[string]sentUpdate, limit time.Duration) time.Time {
 	deadline := time.Now().Add(limit)
@@ -467,7 +541,7 @@ func (w *churnWatch) waitDrained(ctx context.Context, final map[string]sentUpdat
 }
 
 // check compares, for every pod the API shows changed since the churn
-// began, the last state podsync printed with the API's final state.
+// began, the last state the watcher printed with the API's final state.
 func (w *churnWatch) check(ctx context.Context, l *loader, before map[string]string, res *churnResult) error {
 	type final struct {
 		rv   uint64
@@ -497,7 +571,7 @@ func (w *churnWatch) check(ctx context.Context, l *loader, before map[string]str
 		if got.rv != want.rv || got.sent != want.sent {
 			res.Lost++
 			if len(res.LostExamples) < 5 {
-				res.LostExamples = append(res.LostExamples, fmt.Sprintf("%s: the API has resourceVersion %d (sent %s), podsync printed %d (sent %s)", k, want.rv, want.sent, got.rv, got.sent))
+				res.LostExamples = append(res.LostExamples, fmt.Sprintf("%s: the API has resourceVersion %d (sent %s), %s printed %d (sent %s)", k, want.rv, want.sent, w.id, got.rv, got.sent))
 			}
 		}
 	}

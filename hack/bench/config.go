@@ -20,6 +20,7 @@ type config struct {
 	rates       []float64
 	duration    time.Duration
 	churn       bool
+	churnPeers  []string
 	method      string
 	warmup      bool
 	check       bool
@@ -50,7 +51,7 @@ type config struct {
 
 // listFlags are the flags that are parsed into lists after flag.Parse.
 type listFlags struct {
-	pods, rates, compare, only, apiArgs string
+	pods, rates, compare, only, apiArgs, churnPeers string
 }
 
 // defaultAPIServerArgs let the API server take the loader's requests and
@@ -65,6 +66,7 @@ func (c *config) register(fl *flag.FlagSet) *listFlags {
 	fl.StringVar(&l.rates, "rate", "1000", "churn: pod updates per second; several, comma-separated, run one churn each (e.g. 1000,250)")
 	fl.DurationVar(&c.duration, "duration", 60*time.Second, "churn: how long the loader updates pods")
 	fl.BoolVar(&c.churn, "churn", true, "run the churn measurement after the command measurements")
+	fl.StringVar(&l.churnPeers, "churn-peers", strings.Join(churnPeerIDs, ","), "churn: watchers measured after podsync under the same load, comma-separated ("+strings.Join(churnPeerIDs, ",")+"; empty for none)")
 	fl.StringVar(&c.method, "update", "put", "churn: how the loader changes a pod: put (a protobuf update of the whole pod) or patch (a JSON merge patch of its annotations)")
 	fl.BoolVar(&c.warmup, "warmup", true, "run each command once, untimed, before the measured runs")
 	fl.BoolVar(&c.check, "check", true, "before measuring, check that podsync's table and JSON match kubectl's and that the table takes its fast path")
@@ -160,6 +162,9 @@ func (c *config) parseLists(l *listFlags) error {
 	if c.only, err = parseOnly(l.only); err != nil {
 		return err
 	}
+	if c.churnPeers, err = parseChurnPeers(l.churnPeers); err != nil {
+		return err
+	}
 	if l.apiArgs != "" {
 		c.apiArgs = strings.Split(l.apiArgs, ",")
 	}
@@ -235,6 +240,19 @@ func parseOnly(s string) (map[string]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+func parseChurnPeers(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	peers := strings.Split(s, ",")
+	for _, id := range peers {
+		if !slices.Contains(churnPeerIDs, id) {
+			return nil, fmt.Errorf("-churn-peers: unknown watcher %q (known: %s)", id, strings.Join(churnPeerIDs, ","))
+		}
+	}
+	return peers, nil
 }
 
 func parseRates(s string) ([]float64, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ func TestParseConfig(t *testing.T) {
 		{args: []string{"-pod-shape", "tiny"}, err: `-pod-shape "tiny": want deployment or small`},
 		{args: []string{"-pods", "50000,5000"}, err: "-pods: counts must increase (5000 after 50000)"},
 		{args: []string{"-pods", "250000"}, err: `-pods: "250000" is not a pod count from 2 to 200000`},
+		{args: []string{"-churn-peers", "kubectl,stern"}, err: `-churn-peers: unknown watcher "stern" (known: kubectl,floor)`},
 	} {
 		cfg, err := parseConfig(append([]string{"-bin", "/tools"}, c.args...), io.Discard)
 		if c.err != "" {
@@ -32,6 +34,22 @@ func TestParseConfig(t *testing.T) {
 		}
 		if cfg.shape != c.shape {
 			t.Errorf("%q: shape %q, want %q", c.args, cfg.shape, c.shape)
+		}
+	}
+}
+
+func TestChurnPeers(t *testing.T) {
+	for flag, want := range map[string]string{"": "[kubectl floor]", "-churn-peers=": "[]", "-churn-peers=floor": "[floor]"} {
+		args := []string{"-bin", "/tools"}
+		if flag != "" {
+			args = append(args, flag)
+		}
+		cfg, err := parseConfig(args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if got := fmt.Sprint(cfg.churnPeers); got != want {
+			t.Errorf("%q: peers %s, want %s", args, got, want)
 		}
 	}
 }

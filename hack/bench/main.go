@@ -4,11 +4,12 @@
 // docs/BENCHMARKS.md for the results and how to read them.
 //
 //	go run ./hack/bench [-pods 5000,50000,150000] [-runs 5] [-rate 1000,250] [-duration 60s] [-update put|patch]
+//	go run ./hack/bench -churn-peers floor          # under churn, podsync beside the floor's watch only (default: kubectl,floor)
 //	go run ./hack/bench -pods 150000 -mem-budget 16000     # a command that would not fit is skipped, and said so
 //	go run ./hack/bench -clusters 3 -cluster-pods 10000    # also podsync over three contexts against kubectl on each
 //	go run ./hack/bench -attach DIR -plugin OLD/kubectl-podsync -only podsync,podsync-json   # an older build, same cluster
 //	go run ./hack/bench -smoke                      # small run for make test: exits 1 if anything is lost
-//	go run ./hack/bench/floor -kubeconfig FILE [-page N | -watchlist]   # one floor variant
+//	go run ./hack/bench/floor -kubeconfig FILE [-page N | -watchlist | -watch]   # one floor variant
 //	go run ./hack/bench profile -kubeconfig FILE -cpuprofile cpu.out -memprofile mem.out -- -A --once
 //
 // The tools folder comes from -bin or $PODSYNC_TOOLS_BIN (hack/build-tools.sh

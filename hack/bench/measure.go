@@ -60,6 +60,16 @@ var commands = []command{
 	{id: "podsync-json", label: "`kubectl podsync -A --once -o json`", args: []string{"podsync", "-A", "--once", "-o", "json"}, out: outLines, perK: 25, fixed: 60},
 }
 
+// commandByID is the command with id, or nil.
+func commandByID(id string) *command {
+	for i := range commands {
+		if commands[i].id == id {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
 func commandIDs() []string {
 	var ids []string
 	for _, c := range commands {

@@ -96,7 +96,11 @@ func TestTargets(t *testing.T) {
 		withRows(result(byID(t, "podsync"), 290, 4.8), 0.9),
 		withRows(result(byID(t, "kubectl"), 3339, 25), 20),
 		result(byID(t, "podsync-json"), 600, 6),
-	}, apiMemory: []apiMemory{served("kubectl", 300), served("podsync", 40), served("podsync-json", 310)}, churn: []*churnResult{{Rate: 250, Achieved: 250, Lines: 5000, CPU: 400 * time.Millisecond, P99: 54 * time.Millisecond, Max: 600 * time.Millisecond}}}
+	}, apiMemory: []apiMemory{served("kubectl", 300), served("podsync", 40), served("podsync-json", 310)}, churn: []*churnResult{
+		{Watcher: watcher{id: "podsync"}, Rate: 250, Achieved: 250, Lines: 5000, CPU: 400 * time.Millisecond, P99: 54 * time.Millisecond, Max: 600 * time.Millisecond},
+		{Watcher: watcher{id: "kubectl"}, Rate: 250, Achieved: 250, Lines: 5000, CPU: 2 * time.Second, Lost: 3},
+		{Watcher: watcher{id: "floor"}, Rate: 250, Lines: 0, NotRun: "failed: boom"},
+	}}
 	var b strings.Builder
 	(&report{cfg: &config{}}).writeAPIMemory(&b, s)
 	containsAll(t, "API server table", b.String(),
@@ -113,9 +117,15 @@ func TestTargets(t *testing.T) {
 		"| kube-apiserver memory added by `podsync -A --once -o json` ≤ kubectl's | +310 MiB (kubectl +300 MiB) | **missed** |",
 		"| time to the first SYNC row ≤ 1.5 s and ≤ kubectl's first row | 0.90 s (kubectl 20.00 s) | met |",
 		"| kube-apiserver memory added by `podsync -A --once` ≤ kubectl's | +40 MiB (kubectl +300 MiB) | met |",
-		"| churn at 250/s: podsync CPU per update ≤ 0.1 ms | 0.080 ms (5000 lines, 250/s reached) | met |",
+		"| churn at 250/s: podsync CPU per update ≤ 0.1 ms | 0.080 ms (5000 lines, 250/s reached; kubectl 0.400 ms) | met |",
 		"| churn at 250/s: lag p99 ≤ 100 ms, max ≤ 500 ms, nothing lost | p99 54 ms, max 600 ms, lost 0 | **missed** |",
 	)
+	if n := (&report{sizes: []*sizeResult{s}}).lost(); n != 0 {
+		t.Errorf("lost() = %d: only podsync's losses fail the bench, not a peer's", n)
+	}
+	b.Reset()
+	(&report{cfg: &config{}}).writeChurn(&b, s, s.churn[2])
+	containsAll(t, "a peer that failed", b.String(), "at 250/s: not measured, failed: boom.")
 }
 
 // containsAll reports each of wants that text lacks.

@@ -96,9 +96,9 @@ var commandRow = regexp.MustCompile(`(?m)^\| (floor: [^|]*?|` + "`[^`]+`" + `)( 
 // before, peak and added, in MiB.
 var apiMemoryRow = regexp.MustCompile("(?m)^\\| (`[^`]+`) \\| ([0-9]+) \\| ([0-9]+) \\| (-?[0-9]+) \\|$")
 
-// churnRow matches the churn table's row: updates sent, pods, lines, the
-// three lags, ..., podsync's CPU per line, ..., and the lost count in bold
-// at the end.
+// churnRow matches a churn table's row: updates sent, pods, lines, the
+// three lags, ..., the watcher's CPU per line, ..., and the lost count in
+// bold at the end.
 var churnRow = regexp.MustCompile(`(?m)^\| ([0-9]+) \(([0-9]+)/s, ([0-9]+) failed\) \| ([0-9]+) \| ([0-9]+) \([0-9.]+\) \| (-?[0-9]+) ms \| (-?[0-9]+) ms \| (-?[0-9]+) ms \| [^|]* \| [^|]* \| ([0-9.]+) ms \|.*\| \*\*([0-9]+)\*\* \|$`)
 
 // apiServerRSS is the control plane's memory once the pods are loaded.
@@ -231,32 +231,58 @@ func checkCommands(t *testing.T, report string) {
 	}
 }
 
+// churnWatchers begin the churn paragraphs of podsync and of the two
+// watchers -smoke measures beside it, in the order they run.
+var churnWatchers = []string{
+	"Churn: `kubectl podsync -A --watch-only -o json` watching 300 pods",
+	"Churn: `kubectl get pods -A -w --watch-only --output-watch-events -o json` watching 300 pods",
+	"Churn: floor: a protobuf watch printing one line of metadata per event watching 300 pods",
+}
+
+// checkChurn wants a churn row for podsync, kubectl and the floor, each a
+// measurement, and podsync's CPU per update beside theirs in the targets.
 func checkChurn(t *testing.T, report string) {
 	t.Helper()
-	m := churnRow.FindStringSubmatch(report)
-	if m == nil {
-		t.Fatalf("no churn row in:\n%s", report)
+	at := 0
+	for _, head := range churnWatchers {
+		i := strings.Index(report[at:], head)
+		if i < 0 {
+			t.Fatalf("no %q after the churn before it in:\n%s", head, report)
+		}
+		at += i + len(head)
+		m := churnRow.FindStringSubmatch(report[at:])
+		if m == nil {
+			t.Fatalf("no churn row after %q in:\n%s", head, report)
+		}
+		checkChurnRow(t, head, m)
 	}
+	if !regexp.MustCompile(`podsync CPU per update ≤ 0.1 ms \| [0-9.]+ ms \([^)]*; kubectl [0-9.]+ ms; floor [0-9.]+ ms\)`).MatchString(report) {
+		t.Errorf("the CPU target lacks kubectl's and the floor's CPU per update:\n%s", report)
+	}
+}
+
+func checkChurnRow(t *testing.T, head string, m []string) {
+	t.Helper()
 	n := func(i int) int { v, _ := strconv.Atoi(m[i]); return v }
 	sent, failed, pods, lines, p50, maxLag, lost := n(1), n(3), n(4), n(5), n(6), n(8), n(10)
-	// podsync decodes, compares and prints each update: some CPU, and far
-	// less than 50 ms a line (a whole core for 20 lines a second).
+	// A watcher decodes and prints each update: some CPU, and far less
+	// than 50 ms a line (a whole core for 20 lines a second).
 	if cpu, _ := strconv.ParseFloat(m[9], 64); cpu <= 0 || cpu > 50 {
-		t.Errorf("churn: podsync CPU per printed line %g ms: not a measurement", cpu)
+		t.Errorf("%s: CPU per printed line %g ms: not a measurement", head, cpu)
 	}
 	// -smoke asks for 300 updates/s for 3 s over 299 pods.
 	if sent != 900 || failed != 0 || pods != 299 {
-		t.Errorf("churn sent %d updates (%d failed) to %d pods, want 900, none failed, 299 pods", sent, failed, pods)
+		t.Errorf("%s: sent %d updates (%d failed) to %d pods, want 900, none failed, 299 pods", head, sent, failed, pods)
 	}
 	// Coalescing may merge updates of one pod, never invent lines.
 	if lines < pods || lines > sent {
-		t.Errorf("churn printed %d lines for %d updates of %d pods", lines, sent, pods)
+		t.Errorf("%s: printed %d lines for %d updates of %d pods", head, lines, sent, pods)
 	}
 	if lost != 0 {
-		t.Errorf("churn lost %d pods' final states", lost)
+		t.Errorf("%s: lost %d pods' final states", head, lost)
 	}
 	// Generous: the machine is shared; the report states the real numbers.
 	if p50 <= 0 || maxLag > 60_000 {
-		t.Errorf("churn lag p50 %d ms, max %d ms: want a positive p50 and a max under a minute", p50, maxLag)
+		t.Errorf("%s: lag p50 %d ms, max %d ms: want a positive p50 and a max under a minute", head, p50, maxLag)
 	}
 }

@@ -6,16 +6,20 @@
 //
 //	floor -kubeconfig FILE [-page N]   # LIST in pages of N (default 500; 0: one unpaginated LIST)
 //	floor -kubeconfig FILE -watchlist  # a WatchList stream, up to the initial-events-end bookmark
+//	floor -kubeconfig FILE -watch      # watch from now on; one JSON line per event (the churn's floor)
 //
 // It prints the number of pods on stderr. Exit code 3 means the server
 // does not serve WatchList (the reason is on stderr).
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -49,6 +53,7 @@ func run() error {
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
 	page := flag.Int64("page", 500, "pods per LIST page; 0 lists every pod in one response")
 	watchList := flag.Bool("watchlist", false, "read the pods as a WatchList stream (sendInitialEvents) instead of a LIST")
+	watchFlag := flag.Bool("watch", false, "watch the pods' changes from now on and print one JSON line per event: its type and the pod's name, namespace, resourceVersion and annotations")
 	selector := flag.String("l", "", "label selector (the bench probes WatchList with one that matches nothing)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "bound for the whole read")
 	flag.Parse()
@@ -68,6 +73,9 @@ func run() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
+	if *watchFlag {
+		return watchPods(ctx, cs, *selector, os.Stdout)
+	}
 	var n int
 	if *watchList {
 		n, err = streamPods(ctx, cs, *selector)
@@ -157,4 +165,53 @@ func initialEvent(ev watch.Event) (bool, error) {
 		return ok && pod.Annotations[metav1.InitialEventsAnnotationKey] == "true", nil
 	}
 	return false, nil
+}
+
+// changeLine is what the churn's floor prints of an event: enough for the
+// bench to tell which state of which pod it saw, and when.
+type changeLine struct {
+	Type   watch.EventType `json:"type"`
+	Object struct {
+		Metadata struct {
+			Name            string            `json:"name"`
+			Namespace       string            `json:"namespace"`
+			ResourceVersion string            `json:"resourceVersion"`
+			Annotations     map[string]string `json:"annotations,omitempty"`
+		} `json:"metadata"`
+	} `json:"object"`
+}
+
+// watchPods prints a line per change of the pods from now on, until ctx
+// ends or the server ends the watch: the least a client-go program does
+// to say which pod changed. It asks for one pod only to learn where "now"
+// is in the store, as a watch from the list's resourceVersion needs.
+func watchPods(ctx context.Context, cs kubernetes.Interface, selector string, out io.Writer) error {
+	pods := cs.CoreV1().Pods("")
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector, Limit: 1})
+	if err != nil {
+		return fmt.Errorf("list pods: %w", err)
+	}
+	w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		return fmt.Errorf("watch pods: %w", err)
+	}
+	defer w.Stop()
+	bw := bufio.NewWriter(out)
+	enc := json.NewEncoder(bw)
+	for ev := range w.ResultChan() {
+		pod, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			return fmt.Errorf("watch pods: a %s event of a %T", ev.Type, ev.Object)
+		}
+		var line changeLine
+		line.Type, line.Object.Metadata.Name, line.Object.Metadata.Namespace = ev.Type, pod.Name, pod.Namespace
+		line.Object.Metadata.ResourceVersion, line.Object.Metadata.Annotations = pod.ResourceVersion, pod.Annotations
+		if err := enc.Encode(&line); err != nil {
+			return fmt.Errorf("print: %w", err)
+		}
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("print: %w", err)
+		}
+	}
+	return ctx.Err()
 }
