@@ -146,10 +146,10 @@ func (e *env) measureSize(ctx context.Context, l *loader, n int) (*sizeResult, e
 		}
 	}
 	for _, rate := range e.cfg.rates {
+		if !e.cfg.churn {
+			break
+		}
 		for _, wt := range e.watchers() {
-			if !e.cfg.churn {
-				break
-			}
 			if err := e.churn(ctx, l, res, rate, wt); err != nil {
 				return res, fmt.Errorf("churn at %g/s: %w", rate, err)
 			}
