@@ -336,7 +336,7 @@ func (e *env) churn(ctx context.Context, l *loader, res *sizeResult, rate float6
 		}
 	}
 	c, err := e.runChurn(ctx, l, rate, wt)
-	if err != nil && wt.id != "podsync" && ctx.Err() == nil {
+	if err != nil && !wt.isPodsync() && ctx.Err() == nil {
 		e.logf("churn, %s: %v", wt.id, err)
 		if c == nil {
 			c = &churnResult{Watcher: wt, Rate: rate}

@@ -39,6 +39,8 @@ type watcher struct {
 	fitsLike string
 }
 
+func (w watcher) isPodsync() bool { return w.id == "podsync" }
+
 func (e *env) watchers() []watcher {
 	out := []watcher{{id: "podsync", label: "`kubectl podsync -A --watch-only -o json`",
 		argv: []string{e.kubectl, "podsync", "-A", "--watch-only", "-o", "json"}}}
@@ -115,9 +117,10 @@ type churnWatch struct {
 	badLines  int
 }
 
-type stampedLine struct {
-	at   time.Time
-	data []byte
+// stampedEvent is one printed event and when it arrived.
+type stampedEvent struct {
+	at time.Time
+	ev eventLine
 }
 
 // eventLine is the part of a printed event the bench reads: podsync's
@@ -134,16 +137,16 @@ type eventLine struct {
 	} `json:"object"`
 }
 
-// read stamps each printed object on arrival and hands it on, so that
-// parsing never holds up the pipe. It reads a stream of JSON values, one
-// per line (podsync, the floor) or indented over many (kubectl).
-func (w *churnWatch) read(r io.Reader, lines chan<- stampedLine) {
-	defer close(lines)
+// read decodes each printed event, stamps it on arrival and hands it on,
+// so that keeping it never holds up the pipe. The output is a stream of
+// JSON values, one per line (podsync, the floor) or indented over many
+// (kubectl); a value that is not an event ends the stream.
+func (w *churnWatch) read(r io.Reader, events chan<- stampedEvent) {
+	defer close(events)
 	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<20))
 	for {
-		var value json.RawMessage
-		err := dec.Decode(&value)
-		if err != nil {
+		var ev eventLine
+		if err := dec.Decode(&ev); err != nil {
 			if !errors.Is(err, io.EOF) {
 				w.mu.Lock()
 				w.badLines++
@@ -151,19 +154,13 @@ func (w *churnWatch) read(r io.Reader, lines chan<- stampedLine) {
 			}
 			return
 		}
-		lines <- stampedLine{at: time.Now(), data: value}
+		events <- stampedEvent{at: time.Now(), ev: ev}
 	}
 }
 
-func (w *churnWatch) parse(lines <-chan stampedLine) {
-	for l := range lines {
-		var ev eventLine
-		if err := json.Unmarshal(l.data, &ev); err != nil {
-			w.mu.Lock()
-			w.badLines++
-			w.mu.Unlock()
-			continue
-		}
+func (w *churnWatch) keep(events <-chan stampedEvent) {
+	for l := range events {
+		ev := l.ev
 		md := ev.Object.Metadata
 		key := md.Namespace + "/" + md.Name
 		rv, _ := strconv.ParseUint(md.ResourceVersion, 10, 64)
@@ -214,14 +211,14 @@ func (e *env) runChurn(ctx context.Context, l *loader, rate float64, wt watcher)
 		return nil, fmt.Errorf("start %s: %w", wt.id, err)
 	}
 	w := &churnWatch{id: wt.id, sentinel: l.podKey(0), last: map[string]printed{}, printedAt: map[string]time.Time{}}
-	lines := make(chan stampedLine, 1<<16)
-	parsed := make(chan struct{})
-	go w.read(out, lines)
-	go func() { w.parse(lines); close(parsed) }()
+	events := make(chan stampedEvent, 1<<16)
+	kept := make(chan struct{})
+	go w.read(out, events)
+	go func() { w.keep(events); close(kept) }()
 	var waitErr error
 	exited := make(chan struct{})
 	go func() {
-		<-parsed // Wait closes the pipe: read it to the end first
+		<-kept // Wait closes the pipe: read it to the end first
 		waitErr = cmd.Wait()
 		close(exited)
 	}()
@@ -296,7 +293,7 @@ func (e *env) runChurn(ctx context.Context, l *loader, rate float64, wt watcher)
 		return res, fmt.Errorf("%s did not end within 30s of SIGTERM", wt.id)
 	}
 	// kubectl ends with 1 on SIGTERM; only podsync's code is its contract.
-	if wt.id == "podsync" && res.ExitCode != 143 && res.ExitCode != 0 {
+	if wt.isPodsync() && res.ExitCode != 143 && res.ExitCode != 0 {
 		return res, fmt.Errorf("%s ended with exit code %d after SIGTERM: %s", wt.id, res.ExitCode, tail(stderr.String()))
 	}
 	return res, nil

@@ -52,7 +52,7 @@ func (r *report) lost() int {
 	n := 0
 	for _, s := range r.sizes {
 		for _, c := range s.churn {
-			if c.Watcher.id == "podsync" {
+			if c.Watcher.isPodsync() {
 				n += c.Lost
 			}
 		}
@@ -384,7 +384,7 @@ func commandTargets(s *sizeResult) []target {
 func churnTargets(s *sizeResult) []target {
 	var rows []target
 	for _, c := range s.churn {
-		if c.Watcher.id != "podsync" {
+		if !c.Watcher.isPodsync() {
 			continue
 		}
 		cpu := perUpdate(c.CPU, c.Lines)
@@ -403,7 +403,7 @@ func churnTargets(s *sizeResult) []target {
 func peersPerUpdate(s *sizeResult, rate float64) string {
 	var out strings.Builder
 	for _, c := range s.churn {
-		if c.Watcher.id != "podsync" && c.Rate == rate && c.Lines > 0 {
+		if !c.Watcher.isPodsync() && c.Rate == rate && c.Lines > 0 {
 			fmt.Fprintf(&out, "; %s %.3f ms", c.Watcher.id, perUpdate(c.CPU, c.Lines))
 		}
 	}

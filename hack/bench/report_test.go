@@ -18,13 +18,11 @@ func result(c command, rss float64, walls ...float64) *cmdResult {
 
 func byID(t *testing.T, id string) command {
 	t.Helper()
-	for _, c := range commands {
-		if c.id == id {
-			return c
-		}
+	c := commandByID(id)
+	if c == nil {
+		t.Fatalf("no command %s", id)
 	}
-	t.Fatalf("no command %s", id)
-	return command{}
+	return *c
 }
 
 func TestBestFloorIsTheLowestMedianWall(t *testing.T) {
