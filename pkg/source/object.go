@@ -74,15 +74,7 @@ func reportWatch(r Reporter, opts metav1.ListOptions, err error) {
 }
 
 func rawObjects(ctx context.Context, raw rest.Interface, f Filter, opts metav1.ListOptions) (*PodRowList, error) {
-	page, err := rawPods(ctx, raw, f.Namespace, opts)
-	if err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
-	}
-	rows, err := decodePage(page, decoder{pack: f.Lean, keepManagedFields: f.KeepManagedFields})
-	if err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
-	}
-	return &PodRowList{ListMeta: page.meta, Items: rows}, nil
+	return readPods(ctx, raw, f.Namespace, opts, decoder{pack: f.Lean, keepManagedFields: f.KeepManagedFields}, nil)
 }
 
 func (f Filter) watch(ctx context.Context, stream kubernetes.Interface, raw rest.Interface, opts metav1.ListOptions) (watch.Interface, error) {

@@ -1,9 +1,13 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -24,13 +28,6 @@ import (
 // runtime.Unknown holding the object follows.
 var protobufMagic = []byte("k8s\x00")
 
-// rawPage is one page of pods, read as far as its metadata; items hold
-// each pod's protobuf bytes.
-type rawPage struct {
-	meta  metav1.ListMeta
-	items [][]byte
-}
-
 // Field numbers of the messages read here (see their protobuf tags).
 const (
 	unknownRaw       = 2  // runtime.Unknown.Raw
@@ -46,30 +43,144 @@ const (
 	containerRestart = 24 // Container.RestartPolicy
 )
 
-// parsePodList splits a protobuf PodList answer into its metadata and its
-// pods' bytes, which stay slices of body.
-func parsePodList(body []byte) (*rawPage, error) {
-	if !bytes.HasPrefix(body, protobufMagic) {
-		return nil, errors.New("the answer is not protobuf")
+// readPodList reads a protobuf PodList answer as it arrives: its list
+// metadata, handed to meta as soon as it is read, then each pod's bytes,
+// handed to item. The bytes handed to item are reused for the next pod.
+// The whole answer is never held: a page of 5,000 pods is some 14 MB,
+// which the client would otherwise allocate, zero and collect, twice over
+// as it grew, for every page.
+func readPodList(body io.Reader, meta func(metav1.ListMeta), item func([]byte) error) error {
+	r := &protoReader{r: bufio.NewReaderSize(body, 64<<10)}
+	magic := make([]byte, len(protobufMagic))
+	if _, err := io.ReadFull(r.r, magic); err != nil || !bytes.Equal(magic, protobufMagic) {
+		return errors.New("the answer is not protobuf")
 	}
-	list, err := field(body[len(protobufMagic):], unknownRaw)
-	if err != nil {
-		return nil, fmt.Errorf("read the protobuf envelope: %w", err)
-	}
-	page := &rawPage{}
-	err = eachField(list, func(num protowire.Number, value, _ []byte) error {
-		switch num {
-		case listMetadata:
-			return page.meta.Unmarshal(value)
-		case listItems:
-			page.items = append(page.items, value)
+	found := false
+	err := r.fields(-1, func(num protowire.Number, size int) error {
+		if num != unknownRaw {
+			return r.skip(size)
 		}
-		return nil
+		found = true
+		return r.fields(size, func(num protowire.Number, size int) error {
+			switch num {
+			case listMetadata:
+				return r.listMeta(size, meta)
+			case listItems:
+				value, err := r.read(size)
+				if err != nil {
+					return err
+				}
+				return item(value)
+			}
+			return r.skip(size)
+		})
 	})
-	if err != nil {
-		return nil, fmt.Errorf("read a pod list: %w", err)
+	if err == nil && !found {
+		err = errors.New("no pod list in the answer")
 	}
-	return page, nil
+	if err != nil {
+		return fmt.Errorf("read a pod list: %w", err)
+	}
+	return nil
+}
+
+// protoReader reads the length-delimited fields of protobuf messages
+// from a stream; buf is reused from field to field.
+type protoReader struct {
+	r   *bufio.Reader
+	buf []byte
+}
+
+// fields calls f with the number and size of each length-delimited
+// field of the next size bytes (of the rest of the stream if size < 0);
+// f reads or skips the field's value.
+func (p *protoReader) fields(size int, f func(num protowire.Number, size int) error) error {
+	for size != 0 {
+		tag, n, err := p.uvarint()
+		if errors.Is(err, io.EOF) && size < 0 && n == 0 {
+			return nil
+		}
+		if err != nil {
+			return noEOF(err)
+		}
+		length, m, err := p.uvarint()
+		if err != nil {
+			return noEOF(err)
+		}
+		num, typ := protowire.DecodeTag(tag)
+		if typ != protowire.BytesType || length > math.MaxInt32 {
+			return fmt.Errorf("unexpected field %d of wire type %d and length %d", num, typ, length)
+		}
+		if err := f(num, int(length)); err != nil {
+			return err
+		}
+		if size > 0 {
+			if size -= n + m + int(length); size < 0 {
+				return errors.New("a field runs past its message")
+			}
+		}
+	}
+	return nil
+}
+
+// uvarint reads a varint and says how many bytes it took.
+func (p *protoReader) uvarint() (uint64, int, error) {
+	var v uint64
+	for n := 0; n < binary.MaxVarintLen64; n++ {
+		b, err := p.r.ReadByte()
+		if err != nil {
+			if n > 0 {
+				err = noEOF(err)
+			}
+			return 0, n, err
+		}
+		v |= uint64(b&0x7f) << (7 * n)
+		if b < 0x80 {
+			return v, n + 1, nil
+		}
+	}
+	return 0, binary.MaxVarintLen64, errors.New("a varint overflows 64 bits")
+}
+
+// read reads a field's value into buf.
+func (p *protoReader) read(size int) ([]byte, error) {
+	if size > maxFrame {
+		return nil, fmt.Errorf("a field of %d bytes", size)
+	}
+	if cap(p.buf) < size {
+		p.buf = make([]byte, size)
+	}
+	value := p.buf[:size]
+	if _, err := io.ReadFull(p.r, value); err != nil {
+		return nil, noEOF(err)
+	}
+	return value, nil
+}
+
+func (p *protoReader) skip(size int) error {
+	_, err := p.r.Discard(size)
+	return noEOF(err)
+}
+
+func (p *protoReader) listMeta(size int, meta func(metav1.ListMeta)) error {
+	value, err := p.read(size)
+	if err != nil {
+		return err
+	}
+	var m metav1.ListMeta
+	if err := m.Unmarshal(value); err != nil {
+		return fmt.Errorf("read its metadata: %w", err)
+	}
+	meta(m)
+	return nil
+}
+
+// noEOF says that a stream ended inside a field.
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // decoder decodes the pods of pages, one page at a time; scratch holds one

@@ -1,8 +1,12 @@
 package source
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"reflect"
 	"testing"
+	"testing/iotest"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -34,10 +38,7 @@ func TestDecodePodFromListBytes(t *testing.T) {
 	p := *benchPod()
 	p.Annotations = map[string]string{"b": "2", "a": "1"}
 	p.Finalizers = []string{"example.com/keep"}
-	page, err := parsePodList(encodeList(t, p, testPod("b", "web-2", "7")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := readList(t, iotest.OneByteReader(bytes.NewReader(encodeList(t, p, testPod("b", "web-2", "7")))))
 	if page.meta.ResourceVersion != "42" || page.meta.Continue != "next" || len(page.items) != 2 {
 		t.Fatalf("page %+v with %d items", page.meta, len(page.items))
 	}
@@ -65,16 +66,55 @@ func TestDecodePodFromListBytes(t *testing.T) {
 	if lean.Pod().Annotations != nil || lean.Pod().ManagedFields != nil || lean.Parts.Annotations == 0 || lean.Parts.Finalizers == 0 || len(lean.Parts.Spec) == 0 {
 		t.Errorf("lean pod keeps what it should hash, or hashes nothing: %+v %+v", lean.Pod().ObjectMeta, lean.Parts)
 	}
-	if _, err := parsePodList([]byte(`{"kind":"PodList"}`)); err == nil {
-		t.Error("a JSON answer was read as protobuf")
+}
+
+// readPage is what readPodList handed on: the metadata and a copy of
+// each pod's bytes.
+type readPage struct {
+	meta  metav1.ListMeta
+	items [][]byte
+}
+
+func readList(t testing.TB, body io.Reader) readPage {
+	t.Helper()
+	var page readPage
+	err := readPodList(body, func(m metav1.ListMeta) { page.meta = m }, func(raw []byte) error {
+		page.items = append(page.items, bytes.Clone(raw))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page
+}
+
+// An answer that is not a whole protobuf list is an error, never a
+// shorter list.
+func TestReadPodListRefusesBrokenAnswers(t *testing.T) {
+	whole := encodeList(t, testPod("a", "web-1", "5"), testPod("b", "web-2", "7"))
+	bad := map[string][]byte{
+		"JSON":             []byte(`{"kind":"PodList"}`),
+		"cut in a pod":     whole[:len(whole)-10],
+		"cut in a varint":  append(bytes.Clone(whole), 0x8a),
+		"empty":            nil,
+		"envelope only":    []byte("k8s\x00"),
+		"a varint field":   append([]byte("k8s\x00"), 0x08, 0x01),
+		"a pod past a cut": append(bytes.Clone(whole), 0x12, 0x05, 'a'),
+	}
+	for name, body := range bad {
+		err := readPodList(bytes.NewReader(body), func(metav1.ListMeta) {}, func([]byte) error { return nil })
+		if err == nil {
+			t.Errorf("%s: read without an error", name)
+		}
+	}
+	stop := errors.New("stop")
+	if err := readPodList(bytes.NewReader(whole), func(metav1.ListMeta) {}, func([]byte) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("an item's error was not passed on: %v", err)
 	}
 }
 
 func BenchmarkDecodePod(b *testing.B) {
-	page, err := parsePodList(encodeList(b, *benchPod()))
-	if err != nil {
-		b.Fatal(err)
-	}
+	page := readList(b, bytes.NewReader(encodeList(b, *benchPod())))
 	for _, lean := range []bool{false, true} {
 		name := "whole"
 		if lean {

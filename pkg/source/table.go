@@ -81,27 +81,32 @@ func podsRequest(c rest.Interface, namespace string, opts metav1.ListOptions) *r
 	return req
 }
 
-// rawPods lists one page of pods as protobuf, read as far as its
-// metadata (see proto.go).
-func rawPods(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions) (*rawPage, error) {
-	body, err := rawBody(podsRequest(c, namespace, opts).SetHeader("Accept", runtime.ContentTypeProtobuf).Do(ctx))
+// readPods lists one page of pods as protobuf and decodes each pod with
+// d as it arrives (see readPodList); meta, if not nil, has the page's
+// list metadata as soon as it is read.
+func readPods(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, d decoder, meta func(metav1.ListMeta)) (*PodRowList, error) {
+	body, err := podsRequest(c, namespace, opts).SetHeader("Accept", runtime.ContentTypeProtobuf).Stream(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list pods: %w", err)
 	}
-	return parsePodList(body)
-}
-
-// decodePage reads every pod of a page.
-func decodePage(page *rawPage, d decoder) ([]PodRow, error) {
-	rows := make([]PodRow, len(page.items))
-	for i, item := range page.items {
-		row, err := d.decodePod(item)
-		if err != nil {
-			return nil, err
+	defer func() { _ = body.Close() }()
+	out := &PodRowList{Items: make([]PodRow, 0, max(opts.Limit, 0))}
+	err = readPodList(body, func(m metav1.ListMeta) {
+		out.ListMeta = m
+		if meta != nil {
+			meta(m)
 		}
-		rows[i] = row
+	}, func(raw []byte) error {
+		row, err := d.decodePod(raw)
+		if err == nil {
+			out.Items = append(out.Items, row)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
 	}
-	return rows, nil
+	return out, nil
 }
 
 // list fetches the pods as protobuf and then, at exactly the same
@@ -123,22 +128,23 @@ func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 	if opts.Continue != "" {
 		cells = t.listTableAsync(ctx, opts, metav1.IncludeNone)
 	}
-	page, err := rawPods(ctx, t.clients.List, t.filter.Namespace, opts)
+	d := decoder{lean: t.filter.Lean, keepManagedFields: t.filter.KeepManagedFields}
+	page, err := readPods(ctx, t.clients.List, t.filter.Namespace, opts, d, func(meta metav1.ListMeta) {
+		if cells == nil {
+			cells = t.listTableAsync(ctx, cellOptions(opts, meta), metav1.IncludeNone)
+		}
+	})
 	if err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
+		return nil, err
 	}
-	if cells == nil {
-		cells = t.listTableAsync(ctx, cellOptions(opts, page.meta), metav1.IncludeNone)
-	}
-	rows, err := decodePage(page, decoder{lean: t.filter.Lean, keepManagedFields: t.filter.KeepManagedFields})
-	if err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
+	if cells == nil { // an answer without list metadata
+		cells = t.listTableAsync(ctx, cellOptions(opts, page.ListMeta), metav1.IncludeNone)
 	}
 	r := <-cells
 	if r.err != nil {
 		return nil, r.err
 	}
-	return t.join(ctx, opts, page.meta, rows, r.table)
+	return t.join(ctx, opts, page.ListMeta, page.Items, r.table)
 }
 
 // join pairs the rows with their cells.
