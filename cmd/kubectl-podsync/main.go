@@ -11,6 +11,8 @@ import (
 	// Exec, OIDC and the other client-go auth plugins.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
+	// Before the packages of k8s.io/kubectl: see its comment.
+	_ "github.com/kubectl-podsync/kubectl-podsync/internal/english"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/cmd"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 )
