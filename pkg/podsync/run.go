@@ -145,6 +145,9 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		} else {
 			built = podSource(cfg, c, conn)
 		}
+		if cfg.Once {
+			built = built.ListOnly()
+		}
 		src = &built
 	}
 	if c.Clients != nil && w.targets == nil {

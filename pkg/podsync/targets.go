@@ -175,8 +175,14 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		api := workloadAPIs[g[0]]
 		conn := &connection{ctx: ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout,
 			listOnly: cfg.Once, resource: strings.ToLower(g[0]) + "s", quiet: true}
+		lw := workloadListWatch(api, c, g[1], groups[g], conn)
+		if cfg.Once {
+			lw.WatchFuncWithContext = source.IdleWatch
+		}
 		_, inf := cache.NewInformerWithOptions(cache.InformerOptions{
-			ListerWatcher: workloadListWatch(api, c, g[1], groups[g], conn),
+			// WatchList is left to the pod source's choice: off, so a
+			// server or a fake client without it is not waited on.
+			ListerWatcher: source.WithoutWatchList(lw),
 			ObjectType:    api.obj,
 			Handler:       t.handler(g[0]),
 		})
@@ -188,14 +194,14 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 // workloadListWatch lists and watches one kind of workload in one
 // namespace (only the one object when there is one name), retrying while
 // the server cannot be reached, as the pod source does.
-func workloadListWatch(api workloadAPI, c *Clients, ns string, names []string, r source.Reporter) cache.ListerWatcher {
+func workloadListWatch(api workloadAPI, c *Clients, ns string, names []string, r source.Reporter) *cache.ListWatch {
 	narrow := func(o metav1.ListOptions) metav1.ListOptions {
 		if len(names) == 1 {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", names[0]).String()
 		}
 		return o
 	}
-	lw := &cache.ListWatch{
+	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return source.Retry(ctx, source.Backoff(), 0, source.Unreachable, func() (runtime.Object, error) {
 				obj, err := api.list(ctx, c.Kube, ns, narrow(o))
@@ -211,9 +217,6 @@ func workloadListWatch(api workloadAPI, c *Clients, ns string, names []string, r
 			})
 		},
 	}
-	// WatchList is left to the pod source's choice: off, so a server or a
-	// fake client without it is not waited on.
-	return source.WithoutWatchList(lw)
 }
 
 func (t *targetRun) handler(kind string) cache.ResourceEventHandler {

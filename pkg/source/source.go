@@ -62,6 +62,36 @@ func (s Source) ListerWatcher(observe func(*PodRowList)) cache.ListerWatcher {
 	return WithoutWatchList(lw)
 }
 
+// ListOnly is the source of a run that ends with its first list (--once).
+// The reflector watches as soon as its list is in, just as the run ends: a
+// source that lists gets a watch that asks the server nothing, and a
+// streaming list, which is a watch itself, is not followed by the plain
+// watch that would replace it (see plainWatch).
+func (s Source) ListOnly() Source {
+	if !s.StreamsLists {
+		s.Watch = IdleWatch
+		return s
+	}
+	next := s.Watch
+	s.Watch = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		return next(context.WithValue(ctx, listOnlyKey{}, true), opts)
+	}
+	return s
+}
+
+type listOnlyKey struct{}
+
+func listOnly(ctx context.Context) bool {
+	only, _ := ctx.Value(listOnlyKey{}).(bool)
+	return only
+}
+
+// IdleWatch asks the server nothing and sends nothing until it is
+// stopped: the watch of a run that ends with its first list.
+func IdleWatch(context.Context, metav1.ListOptions) (watch.Interface, error) {
+	return watch.NewProxyWatcher(make(chan watch.Event)), nil
+}
+
 // WithoutWatchList makes the reflector list lw, never ask it for a
 // streaming list: for a source that cannot stream one, and for a fake
 // client or a server without WatchList, which would otherwise be waited

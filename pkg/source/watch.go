@@ -50,7 +50,7 @@ func rawWatch(ctx context.Context, c rest.Interface, namespace string, opts meta
 		return nil, err
 	}
 	f := &frames{body: body, d: d, initial: initialPagesFor(ctx, opts)}
-	if streamsInitialEvents(opts) {
+	if streamsInitialEvents(opts) && !listOnly(ctx) {
 		f.plain = func(rv string) (io.ReadCloser, error) { return plainWatch(ctx, c, namespace, opts, rv) }
 	}
 	return watch.NewStreamWatcher(f, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "WATCH", "ClientWatchDecoding")), nil

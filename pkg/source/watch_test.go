@@ -2,10 +2,12 @@ package source
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -127,4 +129,29 @@ func roundTrip(t *testing.T, p *corev1.Pod) *corev1.Pod {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// A run that ends with its first list asks for no watch after it: a
+// source that lists watches idly, without a request, and a streaming
+// source is asked for its list with the word not to follow it with a
+// plain watch.
+func TestListOnly(t *testing.T) {
+	var asked []bool
+	watchPods := func(ctx context.Context, _ metav1.ListOptions) (watch.Interface, error) {
+		asked = append(asked, listOnly(ctx))
+		return watch.NewEmptyWatch(), nil
+	}
+	w, err := Source{Watch: watchPods}.ListOnly().Watch(context.Background(), metav1.ListOptions{})
+	if err != nil || len(asked) != 0 {
+		t.Fatalf("a listing source's watch asked the server (%v, %v)", asked, err)
+	}
+	select {
+	case ev, open := <-w.ResultChan():
+		t.Fatalf("the idle watch sent %v (open: %v)", ev, open)
+	case <-time.After(50 * time.Millisecond):
+	}
+	w.Stop()
+	if _, err := (Source{Watch: watchPods, StreamsLists: true}).ListOnly().Watch(context.Background(), metav1.ListOptions{}); err != nil || len(asked) != 1 || !asked[0] {
+		t.Errorf("a streaming source was not asked for its list alone: %v, %v", asked, err)
+	}
 }

@@ -125,6 +125,15 @@ func TestTargetDeployment(t *testing.T) {
 		wantVerdict(t, r, 0, "met")
 		wantStderr(t, r, "Targets:  deployment/web: rolled out 3/3 in ", "and the target is met")
 		wantOnlyCurrentPods(t, ns, "web", "registry.example/web:2", 3, r.Stdout)
+		// --once judges what it listed, and asks for no watch of the
+		// Deployment, its ReplicaSets or its pods.
+		r = check(t, "-n", ns, "deploy/web", "--until", "healthy", "--once", "-v=6")
+		wantVerdict(t, r, 0, "met")
+		for _, line := range strings.Split(r.Stderr, "\n") {
+			if strings.Contains(line, "watch=true") {
+				t.Errorf("--once asked for a watch: %s", line)
+			}
+		}
 	})
 	for _, c := range []struct{ name, state, reason string }{
 		{"crash", localcluster.StateCrashLoop, "CrashLoopBackOff"},

@@ -99,16 +99,42 @@ func TestWatchAfterStreamedListIsPlain(t *testing.T) {
 	s.WaitLine(`^pod/steady synced$`, lineLimit)
 	env.Apply(t, ns, podYAML("fresh", nil, ""))
 	s.WaitLine(`^pod/fresh added$`, lineLimit)
-	var watches []string
-	for _, line := range strings.Split(s.Stderr(), "\n") {
-		if strings.Contains(line, "/namespaces/"+ns+"/pods?") && strings.Contains(line, "watch=true") {
-			watches = append(watches, line)
-		}
-	}
+	watches := podWatches(s.Stderr(), ns)
 	if len(watches) != 2 || !strings.Contains(watches[0], "sendInitialEvents=true") ||
 		strings.Contains(watches[1], "sendInitialEvents") || !strings.Contains(watches[1], "resourceVersion=") {
 		t.Errorf("want a streamed list, then a plain watch from its resourceVersion; the watches were:\n%s", strings.Join(watches, "\n"))
 	}
+}
+
+// --once ends with its first list and asks for no watch after it: the
+// table lists, and a streamed list (-o name), a watch itself, is not
+// followed by the plain watch that would replace it.
+func TestOnceAsksForNoWatch(t *testing.T) {
+	ns := env.Namespace(t)
+	runningPods(t, ns, "steady")
+	for _, c := range []struct {
+		args  []string
+		want  int
+		which string
+	}{{nil, 0, "no watch"}, {[]string{"-o", "name"}, 1, "the streamed list only"}} {
+		r := once(t, append([]string{"-n", ns, "-v=6"}, c.args...)...)
+		watches := podWatches(r.Stderr, ns)
+		if len(watches) != c.want || c.want == 1 && !strings.Contains(watches[0], "sendInitialEvents=true") {
+			t.Errorf("--once %v: want %s; the watches were:\n%s", c.args, c.which, strings.Join(watches, "\n"))
+		}
+	}
+}
+
+// podWatches are the lines of a -v=6 log that tell of a watch of the
+// pods of namespace ns.
+func podWatches(log, ns string) []string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "/namespaces/"+ns+"/pods?") && strings.Contains(line, "watch=true") {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // -o yaml: the same {type, object} documents, separated by ---.
