@@ -309,6 +309,8 @@ func installFile(from, to string) error {
 	if err != nil {
 		return fmt.Errorf("install the plugin: %w", err)
 	}
+	// The wrappers keep io.CopyBuffer from handing the copy to the
+	// kernel (copy_file_range), which would not write in 32 KiB pieces.
 	if _, err := io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, make([]byte, 32<<10)); err != nil {
 		_ = dst.Close()
 		return fmt.Errorf("install the plugin: %w", err)

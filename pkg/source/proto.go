@@ -85,10 +85,13 @@ func readPodList(body io.Reader, meta func(metav1.ListMeta), item func([]byte) e
 }
 
 // protoReader reads the length-delimited fields of protobuf messages
-// from a stream; buf is reused from field to field.
+// from a stream; buf is reused from field to field, and varintBytes
+// counts the bytes of the varints read, which fields needs to know where
+// a message ends.
 type protoReader struct {
-	r   *bufio.Reader
-	buf []byte
+	r           *bufio.Reader
+	buf         []byte
+	varintBytes int
 }
 
 // fields calls f with the number and size of each length-delimited
@@ -125,21 +128,18 @@ func (p *protoReader) fields(size int, f func(num protowire.Number, size int) er
 
 // uvarint reads a varint and says how many bytes it took.
 func (p *protoReader) uvarint() (uint64, int, error) {
-	var v uint64
-	for n := 0; n < binary.MaxVarintLen64; n++ {
-		b, err := p.r.ReadByte()
-		if err != nil {
-			if n > 0 {
-				err = noEOF(err)
-			}
-			return 0, n, err
-		}
-		v |= uint64(b&0x7f) << (7 * n)
-		if b < 0x80 {
-			return v, n + 1, nil
-		}
+	start := p.varintBytes
+	v, err := binary.ReadUvarint(p)
+	return v, p.varintBytes - start, err
+}
+
+// ReadByte is the io.ByteReader of binary.ReadUvarint.
+func (p *protoReader) ReadByte() (byte, error) {
+	b, err := p.r.ReadByte()
+	if err == nil {
+		p.varintBytes++
 	}
-	return 0, binary.MaxVarintLen64, errors.New("a varint overflows 64 bits")
+	return b, err
 }
 
 // read reads a field's value into buf.
@@ -147,11 +147,17 @@ func (p *protoReader) read(size int) ([]byte, error) {
 	if size > maxFrame {
 		return nil, fmt.Errorf("a field of %d bytes", size)
 	}
-	if cap(p.buf) < size {
-		p.buf = make([]byte, size)
+	return readInto(p.r, &p.buf, size)
+}
+
+// readInto reads size bytes into buf, grown if need be; a stream that
+// ends first ends inside what was read.
+func readInto(r io.Reader, buf *[]byte, size int) ([]byte, error) {
+	if cap(*buf) < size {
+		*buf = make([]byte, size)
 	}
-	value := p.buf[:size]
-	if _, err := io.ReadFull(p.r, value); err != nil {
+	value := (*buf)[:size]
+	if _, err := io.ReadFull(r, value); err != nil {
 		return nil, noEOF(err)
 	}
 	return value, nil

@@ -100,14 +100,8 @@ func (f *frames) Decode() (watch.EventType, runtime.Object, error) {
 	if n > maxFrame {
 		return "", nil, fmt.Errorf("a watch event of %d bytes", n)
 	}
-	if cap(f.buf) < int(n) {
-		f.buf = make([]byte, n)
-	}
-	frame := f.buf[:n]
-	if _, err := io.ReadFull(f.body, frame); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
+	frame, err := readInto(f.body, &f.buf, int(n))
+	if err != nil {
 		return "", nil, err
 	}
 	typ, obj, err := decodeEvent(frame, &f.d)
