@@ -49,7 +49,7 @@ func isProcess(pid int, started uint64) bool {
 	if err != nil || len(f) < 20 {
 		return false
 	}
-	if string(f[0]) == "Z" || string(f[0]) == "X" {
+	if string(f[0]) == "X" || string(f[0]) == "Z" && !exiting(pid) {
 		return false
 	}
 	if started == 0 {
@@ -57,4 +57,13 @@ func isProcess(pid int, started uint64) bool {
 	}
 	t, _ := strconv.ParseUint(string(f[19]), 10, 64)
 	return t == started
+}
+
+// exiting reports whether a process whose first thread is a zombie still
+// has other threads. Killed, a Go program's first thread may end first;
+// the last thread to end closes the files, and a server's listening
+// socket with them: until then its port cannot be bound again.
+func exiting(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	return err == nil && len(tasks) > 1
 }
