@@ -7,11 +7,13 @@ import (
 	"time"
 )
 
-// result is a command measured once per wall time, with peak RSS rss MiB.
+// result is a command measured once per wall time, with peak RSS rss MiB;
+// the API server's CPU is half of each wall time.
 func result(c command, rss float64, walls ...float64) *cmdResult {
 	r := &cmdResult{cmd: c}
 	for _, w := range walls {
-		r.samples = append(r.samples, sample{wall: time.Duration(w * float64(time.Second)), maxRSS: int64(rss * (1 << 20)), firstRow: -1})
+		wall := time.Duration(w * float64(time.Second))
+		r.samples = append(r.samples, sample{wall: wall, maxRSS: int64(rss * (1 << 20)), firstRow: -1, apiCPU: wall / 2})
 	}
 	return r
 }
@@ -36,15 +38,18 @@ func TestBestFloorIsTheLowestMedianWall(t *testing.T) {
 		// Not a floor, however fast.
 		result(byID(t, "podsync"), 900, 1, 1, 1),
 	}}
+	s.commands[3].samples[1].apiCPU = -1 // not measured once: no number
 	if got := s.bestFloor(); got == nil || got.cmd.id != "floor-all" {
 		t.Fatalf("best floor %v, want floor-all (median 8.8 s)", got)
 	}
 	var b strings.Builder
 	(&report{cfg: &config{}}).writeCommands(&b, s)
 	containsAll(t, "command table", b.String(),
-		"| floor: protobuf LIST, unpaginated **(floor)** | 8.80 (8.70–8.90) |",
-		"| floor: protobuf LIST, pages of 10,000 | does not fit: ... |",
-		"| `kubectl podsync -A --once` | 1.00 (1.00–1.00) | 0.00 (0.00–0.00) | 900 (900–900) | — |  |  | 0.11× | 0.47× |",
+		"| command | wall s | CPU s | kube-apiserver CPU s | peak RSS MiB |",
+		"| floor: protobuf LIST, unpaginated **(floor)** | 8.80 (8.70–8.90) | 0.00 (0.00–0.00) | — | 1900 (1900–1900) |",
+		"| floor: protobuf LIST, pages of 1,000 | 11.50 (11.20–11.90) | 0.00 (0.00–0.00) | 5.75 (5.60–5.95) | 70 (70–70) |",
+		"| floor: protobuf LIST, pages of 10,000 | does not fit: ... | | | | | | | | |",
+		"| `kubectl podsync -A --once` | 1.00 (1.00–1.00) | 0.00 (0.00–0.00) | 0.50 (0.50–0.50) | 900 (900–900) | — |  |  | 0.11× | 0.47× |",
 		"Floor at 150000 pods: floor: protobuf LIST, unpaginated, the fastest of the floor variants (median wall 8.80 s, peak RSS 1900 MiB)",
 	)
 	if got := (&sizeResult{commands: []*cmdResult{result(byID(t, "kubectl"), 1, 1)}}).bestFloor(); got != nil {
