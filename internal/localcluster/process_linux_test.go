@@ -16,6 +16,14 @@ import (
 // TestAProcessWhoseFirstThreadEndedFirstIsStillThere.
 const zombieLeaderEnv = "PODSYNC_TEST_ZOMBIE_LEADER"
 
+func init() {
+	if os.Getenv(zombieLeaderEnv) != "" {
+		// Locked in init, main runs on the first thread, which
+		// zombieLeader ends.
+		runtime.LockOSThread()
+	}
+}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(zombieLeaderEnv) != "" {
 		zombieLeader()
@@ -42,7 +50,6 @@ func zombieLeader() {
 		}
 	}()
 	fmt.Println(l.Addr().String())
-	runtime.LockOSThread()
 	_, _, _ = syscall.RawSyscall(syscall.SYS_EXIT, 0, 0, 0)
 }
 

@@ -90,7 +90,7 @@ func TestBenchUsageErrorsComeBeforeAnyCluster(t *testing.T) {
 // commandRow matches one row of a size's command table: the label, then
 // wall, CPU, peak RSS and the first row, each as "median (min–max)", the
 // first row "—" for commands that print no rows.
-var commandRow = regexp.MustCompile(`(?m)^\| (floor: [^|]*?|` + "`[^`]+`" + `)( \*\*\(floor\)\*\*)? \| ([0-9.]+) \([0-9.]+–[0-9.]+\) \| ([0-9.]+) \([0-9.]+–[0-9.]+\) \| ([0-9]+) \([0-9]+–[0-9]+\) \| (—|([0-9.]+) \([0-9.]+–[0-9.]+\)) \|`)
+var commandRow = regexp.MustCompile(`(?m)^\| (floor: [^|]*?|` + "`[^`]+`" + `)( \*\*\(floor\)\*\*)? \| ([0-9.]+) \([0-9.]+–[0-9.]+\) \| ([0-9.]+) \([0-9.]+–[0-9.]+\) \| (—|([0-9.]+) \([0-9.]+–[0-9.]+\)) \| ([0-9]+) \([0-9]+–[0-9]+\) \| (—|([0-9.]+) \([0-9.]+–[0-9.]+\)) \|`)
 
 // apiMemoryRow matches a row of the API server's memory per client: RSS
 // before, peak and added, in MiB.
@@ -195,6 +195,7 @@ func checkCommands(t *testing.T, report string) {
 	rows := commandRow.FindAllStringSubmatch(report, -1)
 	labels := map[string]bool{}
 	floors := 0
+	var apiCPU float64
 	for _, row := range rows {
 		label := row[1]
 		labels[label] = true
@@ -203,19 +204,29 @@ func checkCommands(t *testing.T, report string) {
 		}
 		wall, _ := strconv.ParseFloat(row[3], 64)
 		cpu, _ := strconv.ParseFloat(row[4], 64)
-		rss, _ := strconv.Atoi(row[5])
+		rss, _ := strconv.Atoi(row[7])
 		// Every client starts, talks TLS to the API server and decodes 300
 		// pods: it takes some time and some memory, and at most a minute.
 		if wall <= 0 || wall > 60 || cpu <= 0 || rss < 5 || rss > 4096 {
 			t.Errorf("%s: wall %gs, CPU %gs, peak RSS %d MiB: not a measurement of a real run", label, wall, cpu, rss)
 		}
-		rowsPrinted := label == "`kubectl get pods -A`" || strings.HasPrefix(label, "`kubectl podsync")
-		switch first, _ := strconv.ParseFloat(row[7], 64); {
-		case rowsPrinted && (row[6] == "—" || first <= 0 || first > wall):
-			t.Errorf("%s: first row %q of a %gs run: want a time within the run", label, row[6], wall)
-		case !rowsPrinted && row[6] != "—":
-			t.Errorf("%s prints no rows, yet has a first row %q", label, row[6])
+		// The API server runs on this machine: its CPU is read for every
+		// client.
+		if row[5] == "—" {
+			t.Errorf("%s: no kube-apiserver CPU", label)
 		}
+		used, _ := strconv.ParseFloat(row[6], 64)
+		apiCPU += used
+		rowsPrinted := label == "`kubectl get pods -A`" || strings.HasPrefix(label, "`kubectl podsync")
+		switch first, _ := strconv.ParseFloat(row[9], 64); {
+		case rowsPrinted && (row[8] == "—" || first <= 0 || first > wall):
+			t.Errorf("%s: first row %q of a %gs run: want a time within the run", label, row[8], wall)
+		case !rowsPrinted && row[8] != "—":
+			t.Errorf("%s prints no rows, yet has a first row %q", label, row[8])
+		}
+	}
+	if apiCPU <= 0 {
+		t.Errorf("the API server used no CPU serving any client:\n%s", report)
 	}
 	for _, want := range []string{
 		"floor: protobuf LIST, pages of 500", "floor: protobuf LIST, pages of 1,000", "floor: protobuf LIST, pages of 5,000",
