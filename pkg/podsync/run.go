@@ -238,7 +238,6 @@ func podSource(cfg Config, cluster Cluster, r source.Reporter) source.Source {
 // podsIn is the pods the filter selects: server-side tables for the table
 // output, plain protobuf pods for every other output.
 func podsIn(cfg Config, c *Clients, filter source.Filter, r source.Reporter) source.Source {
-	filter.Paged = cfg.RequestTimeout != 0
 	if cfg.Output.Shape() == output.Table {
 		return source.Tables(source.TableClients{List: c.Table, Watch: c.TableWatch}, filter, r)
 	}

@@ -46,7 +46,7 @@ func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f 
 	return Source{
 		StreamsLists: raw != nil && rawWatch != nil,
 		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
-			return listReported(ctx, f.apply(opts), page, f.Paged, r)
+			return listReported(ctx, f.apply(opts), page, r)
 		},
 		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			w, err := f.watch(ctx, stream, rawWatch, f.apply(opts))

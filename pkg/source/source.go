@@ -112,10 +112,6 @@ type Filter struct {
 	// KeepManagedFields keeps managedFields (--show-managed-fields);
 	// otherwise each page drops them as soon as it is decoded.
 	KeepManagedFields bool
-	// Paged reads a list after its first page in pages by continue token,
-	// rather than whole in one request: --request-timeout bounds each
-	// request, and the whole rest of a big cluster could outlast it.
-	Paged bool
 	// Lean keeps of each pod, as soon as it is decoded, only what the run
 	// reads besides the printer, when nothing else reads the whole pod:
 	// the table source makes rows lean (see Lean), since the printer reads

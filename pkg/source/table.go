@@ -42,7 +42,7 @@ func Tables(c TableClients, f Filter, r Reporter) Source {
 	t := &tables{clients: c, filter: f}
 	return Source{
 		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
-			return listReported(ctx, f.apply(opts), t.list, f.Paged, r)
+			return listReported(ctx, f.apply(opts), t.list, r)
 		},
 		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			w, err := t.watch(ctx, f.apply(opts))
