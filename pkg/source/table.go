@@ -121,11 +121,11 @@ func readPods(ctx context.Context, c rest.Interface, namespace string, opts meta
 func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// A later page is pinned by its continue token already, and a list at
-	// an exact resourceVersion by that, so its cells are fetched while the
-	// pods are: the server prints one while the client decodes the other.
+	// A later page is pinned by its continue token already, so its cells
+	// are fetched while the pods are: the server prints one while the
+	// client decodes the other.
 	var cells <-chan tableResult
-	if opts.Continue != "" || opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact {
+	if opts.Continue != "" {
 		cells = t.listTableAsync(ctx, opts, metav1.IncludeNone)
 	}
 	d := decoder{lean: t.filter.Lean, keepManagedFields: t.filter.KeepManagedFields}

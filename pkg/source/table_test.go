@@ -54,9 +54,8 @@ type fakeServer struct {
 	tableRows func(rows []metav1.TableRow) []metav1.TableRow
 	// events are sent, one JSON line each, to a watch.
 	events []string
-	// forbid answers every request with 403; expire answers a protobuf
-	// list of every pod at an exact resourceVersion with 410, once, and
-	// moves the snapshot on.
+	// forbid answers every request with 403; expire answers every request
+	// with a continue token with 410.
 	forbid, expire bool
 
 	mu       sync.Mutex
@@ -72,10 +71,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case f.forbid:
 		writeStatus(w, http.StatusForbidden, "Forbidden")
-	case f.expire && q.Get("resourceVersionMatch") == "Exact" && q.Get("limit") == "" && !strings.Contains(accept, "as=Table"):
-		f.mu.Lock()
-		f.expire, f.listRV = false, "43"
-		f.mu.Unlock()
+	case f.expire && q.Get("continue") != "":
 		writeStatus(w, http.StatusGone, "Expired")
 	case q.Get("watch") == "true":
 		w.Header().Set("Content-Type", "application/json")
@@ -117,9 +113,7 @@ func (f *fakeServer) page(q url.Values) ([]corev1.Pod, metav1.ListMeta) {
 	if c := q.Get("continue"); c != "" {
 		from, _ = strconv.Atoi(strings.TrimPrefix(c, "at-"))
 	}
-	f.mu.Lock()
 	meta := metav1.ListMeta{ResourceVersion: f.listRV}
-	f.mu.Unlock()
 	items := f.pods[from:]
 	if limit, _ := strconv.Atoi(q.Get("limit")); limit > 0 && limit < len(items) {
 		items = items[:limit]
@@ -278,37 +272,28 @@ func podNames(pods []corev1.Pod) []string {
 	return out
 }
 
-// A list reads a first page, then the whole list at its resourceVersion,
-// each with its cells; the observer sees the first page, then the pods
-// after it.
-func TestListReadsTheRestAtTheFirstPagesVersion(t *testing.T) {
-	f := &fakeServer{listRV: "42", pods: manyPods(3*FirstPageSize + 3)}
-	var seen []int
-	ctx := ObservingPages(context.Background(), func(p *PodRowList) { seen = append(seen, len(p.Items)) })
-	list, err := newTables(t, f, Filter{Namespace: "a"}).List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestListReadsEveryPageOfOneSnapshot(t *testing.T) {
+	f := &fakeServer{listRV: "42", pods: manyPods(2*PageSize + 3)}
+	list := listRows(t, newTables(t, f, Filter{Namespace: "a"}), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
 	checkRows(t, list, podNames(f.pods)...)
 	if list.ResourceVersion != "42" || list.Continue != "" || list.RemainingItemCount != nil {
 		t.Errorf("list metadata %+v, want the snapshot's resourceVersion and nothing left", list.ListMeta)
 	}
-	if want := []int{FirstPageSize, 2*FirstPageSize + 3}; !slices.Equal(seen, want) {
-		t.Errorf("pages observed %v, want %v", seen, want)
-	}
 	got := f.queries()
-	// The first page's cells need its resourceVersion; the rest's cells go
-	// with its pods, at the same time, pinned by the same version.
+	// The first page's cells need its resourceVersion; a later page's cells
+	// go with its pods, at the same time, pinned by the same token.
 	want := []string{
 		"proto /api/v1/namespaces/a/pods?limit=500",
 		"table /api/v1/namespaces/a/pods?includeObject=None&limit=500&resourceVersion=42&resourceVersionMatch=Exact",
 	}
-	if len(got) != 4 || strings.Join(got[:2], "\n") != strings.Join(want, "\n") {
+	if len(got) != 6 || strings.Join(got[:2], "\n") != strings.Join(want, "\n") {
 		t.Fatalf("requests:\n%s\nwant first:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	later := []string{
-		"proto /api/v1/namespaces/a/pods?resourceVersion=42&resourceVersionMatch=Exact",
-		"table /api/v1/namespaces/a/pods?includeObject=None&resourceVersion=42&resourceVersionMatch=Exact",
+		"proto /api/v1/namespaces/a/pods?continue=at-500&limit=5000",
+		"proto /api/v1/namespaces/a/pods?continue=at-5500&limit=5000",
+		"table /api/v1/namespaces/a/pods?continue=at-500&includeObject=None&limit=5000",
+		"table /api/v1/namespaces/a/pods?continue=at-5500&includeObject=None&limit=5000",
 	}
 	rest := slices.Clone(got[2:])
 	slices.Sort(rest)
@@ -338,27 +323,24 @@ func TestListPassesAPageOrAVersionThrough(t *testing.T) {
 	}
 }
 
-func TestListWholeWhenTheSnapshotExpiresAfterTheFirstPage(t *testing.T) {
-	f := &fakeServer{listRV: "42", expire: true, pods: manyPods(FirstPageSize + 1)}
+func TestListWholeWhenTheSnapshotExpiresBetweenPages(t *testing.T) {
+	f := &fakeServer{listRV: "42", expire: true, pods: manyPods(PageSize + 1)}
 	list := listRows(t, newTables(t, f, Filter{}), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
 	checkRows(t, list, podNames(f.pods)...)
-	if list.ResourceVersion != "43" {
-		t.Errorf("list at resourceVersion %q, want the newer snapshot's", list.ResourceVersion)
-	}
-	// The rest's cells, asked with its pods, may be cancelled before they
-	// reach the server.
+	// The second page's cells, asked with its pods, may be cancelled
+	// before they reach the server.
 	got := slices.DeleteFunc(f.queries(), func(q string) bool {
-		return q == "table /api/v1/pods?includeObject=None&resourceVersion=42&resourceVersionMatch=Exact"
+		return q == "table /api/v1/pods?continue=at-500&includeObject=None&limit=5000"
 	})
 	want := []string{
 		"proto /api/v1/pods?limit=500",
 		"table /api/v1/pods?includeObject=None&limit=500&resourceVersion=42&resourceVersionMatch=Exact",
-		"proto /api/v1/pods?resourceVersion=42&resourceVersionMatch=Exact",
+		"proto /api/v1/pods?continue=at-500&limit=5000",
 		"proto /api/v1/pods?resourceVersion=0",
-		"table /api/v1/pods?includeObject=None&resourceVersion=43&resourceVersionMatch=Exact",
+		"table /api/v1/pods?includeObject=None&resourceVersion=42&resourceVersionMatch=Exact",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("requests:\n%s\nwant the first page, the expired rest, then the list as the reflector asked:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Errorf("requests:\n%s\nwant the first page, the expired second, then the list as the reflector asked:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
@@ -380,10 +362,10 @@ func TestListFallsBackToObjectsInRowsWhenTheAnswersDiffer(t *testing.T) {
 	}
 }
 
-func TestObjectsListTheRestAtTheFirstPagesVersionToo(t *testing.T) {
+func TestObjectsListsInPagesToo(t *testing.T) {
 	for _, raw := range []bool{false, true} {
 		t.Run(fmt.Sprintf("from protobuf bytes %v", raw), func(t *testing.T) {
-			f := &fakeServer{listRV: "42", pods: manyPods(FirstPageSize + 1)}
+			f := &fakeServer{listRV: "42", pods: manyPods(PageSize + 1)}
 			f.t = t
 			srv := httptest.NewServer(f)
 			t.Cleanup(srv.Close)
@@ -400,8 +382,8 @@ func TestObjectsListTheRestAtTheFirstPagesVersionToo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(list.Items) != FirstPageSize+1 || list.ResourceVersion != "42" || list.Continue != "" {
-				t.Fatalf("got %d pods, metadata %+v; want %d and the snapshot's resourceVersion", len(list.Items), list.ListMeta, FirstPageSize+1)
+			if len(list.Items) != PageSize+1 || list.ResourceVersion != "42" || list.Continue != "" {
+				t.Fatalf("got %d pods, metadata %+v; want %d and the snapshot's resourceVersion", len(list.Items), list.ListMeta, PageSize+1)
 			}
 			for i, row := range list.Items {
 				if row.Meta().Name != f.pods[i].Name || row.Pod().ManagedFields != nil || row.Cells != nil || row.Pod().Spec.NodeName != "node-1" {
@@ -410,7 +392,7 @@ func TestObjectsListTheRestAtTheFirstPagesVersionToo(t *testing.T) {
 			}
 			want := []string{
 				"proto /api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1&limit=500",
-				"proto /api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1&resourceVersion=42&resourceVersionMatch=Exact",
+				"proto /api/v1/pods?continue=at-500&fieldSelector=spec.nodeName%3Dnode-1&limit=5000",
 			}
 			if got := f.queries(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
