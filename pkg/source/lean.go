@@ -2,10 +2,8 @@ package source
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -184,17 +182,19 @@ type setTable[T any] struct {
 	m map[string]T
 }
 
-func (t *setTable[T]) share(key string, build func() T) T {
+// share looks key up without copying it to a string: a copy is made only
+// for a set not seen before.
+func (t *setTable[T]) share(key []byte, build func() T) T {
 	t.Lock()
 	defer t.Unlock()
-	if v, ok := t.m[key]; ok {
+	if v, ok := t.m[string(key)]; ok {
 		return v
 	}
 	if t.m == nil || len(t.m) >= sharedSets {
 		t.m = map[string]T{}
 	}
 	v := build()
-	t.m[key] = v
+	t.m[string(key)] = v
 	return v
 }
 
@@ -209,14 +209,19 @@ func sharedLabels(in map[string]string) map[string]string {
 	if len(in) == 0 {
 		return in
 	}
-	var key strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(in)) {
-		key.WriteString(k)
-		key.WriteByte(0)
-		key.WriteString(in[k])
-		key.WriteByte(0)
+	var keys [16]string
+	names := keys[:0]
+	for k := range in {
+		names = append(names, k)
 	}
-	return labelSets.share(key.String(), func() map[string]string {
+	slices.Sort(names)
+	var buf [512]byte
+	key := buf[:0]
+	for _, k := range names {
+		key = append(append(key, k...), 0)
+		key = append(append(key, in[k]...), 0)
+	}
+	return labelSets.share(key, func() map[string]string {
 		out := make(map[string]string, len(in))
 		for k, v := range in {
 			out[intern(k)] = intern(v)
@@ -231,14 +236,14 @@ func sharedOwners(in []metav1.OwnerReference) []metav1.OwnerReference {
 	if len(in) == 0 {
 		return in
 	}
-	var key strings.Builder
+	var buf [256]byte
+	key := buf[:0]
 	for _, o := range in {
 		for _, s := range [...]string{o.APIVersion, o.Kind, o.Name, string(o.UID), flag(o.Controller), flag(o.BlockOwnerDeletion)} {
-			key.WriteString(s)
-			key.WriteByte(0)
+			key = append(append(key, s...), 0)
 		}
 	}
-	return ownerSets.share(key.String(), func() []metav1.OwnerReference { return slices.Clone(in) })
+	return ownerSets.share(key, func() []metav1.OwnerReference { return slices.Clone(in) })
 }
 
 // flag spells an optional bool for a key: unset, true or false.

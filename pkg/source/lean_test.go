@@ -59,13 +59,17 @@ func TestSharedSetsAreBounded(t *testing.T) {
 	var table setTable[map[string]string]
 	built := 0
 	for i := range sharedSets + 10 {
-		table.share(fmt.Sprint(i), func() map[string]string { built++; return map[string]string{} })
+		table.share([]byte(fmt.Sprint(i)), func() map[string]string { built++; return map[string]string{} })
 	}
 	if len(table.m) > sharedSets || built != sharedSets+10 {
 		t.Errorf("%d sets held, %d built; want at most %d held, %d built", len(table.m), built, sharedSets, sharedSets+10)
 	}
-	table.share("again", func() map[string]string { built++; return nil })
-	table.share("again", func() map[string]string { built++; return nil })
+	// The key is one buffer, changed after each call, as the callers'
+	// buffers are: the table keeps a copy of it.
+	key := []byte("again")
+	table.share(key, func() map[string]string { built++; return nil })
+	copy(key, "AGAIN")
+	table.share([]byte("again"), func() map[string]string { built++; return nil })
 	if built != sharedSets+11 {
 		t.Errorf("a set seen twice after the table started over was built %d times", built-sharedSets-10)
 	}
