@@ -71,12 +71,12 @@ func (w *Writer) leadColumns() []metav1.TableColumnDefinition {
 }
 
 // leadCells are the cells of leadColumns for one message.
-func (w *Writer) leadCells(msg controller.Message, pod *corev1.Pod) []interface{} {
+func (w *Writer) leadCells(msg controller.Message, meta *metav1.ObjectMeta) []interface{} {
 	if !w.multi() {
 		return nil
 	}
 	if w.opts.AllNamespaces {
-		return []interface{}{msg.Context, pod.Namespace}
+		return []interface{}{msg.Context, meta.Namespace}
 	}
 	return []interface{}{msg.Context}
 }

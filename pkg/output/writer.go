@@ -24,8 +24,6 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
-var podKind = corev1.SchemeGroupVersion.WithKind("Pod")
-
 // Shape is how a message reaches the printer.
 type Shape int
 
@@ -241,8 +239,7 @@ func (e *WriteError) Unwrap() error { return e.Err }
 
 func (w *Writer) print(msg controller.Message, prev *source.PodRow) error {
 	if w.shape == Table {
-		// The table printer reads only the row's metadata: no typed copy.
-		return w.printRow(msg, prev, msg.Row.Identity())
+		return w.printRow(msg, prev)
 	}
 	if w.shape == Name {
 		// A name needs no more than the lean pod of a packed row.
@@ -315,15 +312,19 @@ func trimLineEnds(text []byte) []byte {
 }
 
 // typedPod returns a shallow copy with apiVersion and kind set, as the
-// printers need; the cached pod itself is never changed.
+// printers need; the cached pod itself is never changed. A pod typed
+// already (one decoded anew for the printer) is returned as it is.
 func typedPod(p *corev1.Pod) *corev1.Pod {
+	if p.TypeMeta == source.PodTypeMeta() {
+		return p
+	}
 	out := *p
-	out.TypeMeta = metav1.TypeMeta{APIVersion: podKind.GroupVersion().String(), Kind: podKind.Kind}
+	out.TypeMeta = source.PodTypeMeta()
 	return &out
 }
 
 // printRow prints one table row through kubectl's table printer.
-func (w *Writer) printRow(msg controller.Message, prev *source.PodRow, pod *corev1.Pod) error {
+func (w *Writer) printRow(msg controller.Message, prev *source.PodRow) error {
 	if !w.seeded {
 		w.seeded = true
 		w.tw.SetRememberedWidths(w.seedWidths(msg.Row.Columns))
@@ -332,29 +333,33 @@ func (w *Writer) printRow(msg controller.Message, prev *source.PodRow, pod *core
 	if msg.Kind == controller.Update {
 		changes = Changes(prev, msg.Row, w.wide, w.labels.keys)
 	}
-	return w.printer.PrintObj(w.tableEvent(msg, pod, changes), w.tw)
+	return w.printer.PrintObj(w.tableEvent(msg, changes), w.tw)
 }
 
 // tableEvent builds a one-row table: the server's columns and cells with the
 // AGE recomputed now, the label columns of -L and --show-labels, and CHANGES
 // last. The label columns are built here rather than by the printer, which
 // would put them after CHANGES.
-func (w *Writer) tableEvent(msg controller.Message, pod *corev1.Pod, changes string) *metav1.WatchEvent {
+func (w *Writer) tableEvent(msg controller.Message, changes string) *metav1.WatchEvent {
 	row := msg.Row
+	meta := row.Meta()
 	cols := w.columns(row.Columns)
-	lead := w.leadCells(msg, pod)
+	lead := w.leadCells(msg, meta)
 	cells := make([]interface{}, len(lead)+len(row.Columns), len(cols))
 	copy(cells, lead)
 	copy(cells[len(lead):], row.Cells)
 	for i, c := range row.Columns {
 		if c.Name == "Age" {
-			cells[len(lead)+i] = age(pod.CreationTimestamp, w.opts.Now())
+			cells[len(lead)+i] = age(meta.CreationTimestamp, w.opts.Now())
 		}
 	}
-	cells = append(w.labels.cells(cells, pod.Labels), changes)
+	cells = append(w.labels.cells(cells, meta.Labels), changes)
+	// The printer reads only the row's metadata (its namespace and
+	// labels): a whole pod to carry it is nearly five times the size.
+	object := &metav1.PartialObjectMetadata{ObjectMeta: *meta}
 	table := &metav1.Table{
 		ColumnDefinitions: cols,
-		Rows:              []metav1.TableRow{{Cells: cells, Object: runtime.RawExtension{Object: pod}}},
+		Rows:              []metav1.TableRow{{Cells: cells, Object: runtime.RawExtension{Object: object}}},
 	}
 	return &metav1.WatchEvent{Type: fmt.Sprintf("%-6s", msg.Kind), Object: runtime.RawExtension{Object: table}}
 }

@@ -52,6 +52,11 @@ func (p *initialPages) see(typ watch.EventType, obj runtime.Object) bool {
 	case !ok:
 		return false
 	case typ == watch.Added:
+		if p.rows == nil {
+			// A row is a big value: a page grown by doubling
+			// copied each row several times.
+			p.rows = make([]PodRow, 0, p.size())
+		}
 		p.rows = append(p.rows, *row)
 		if len(p.rows) >= p.size() {
 			p.hand(false)

@@ -112,7 +112,15 @@ func (r *PodRow) Whole() (*corev1.Pod, error) {
 	if err := pod.Unmarshal(r.Raw); err != nil {
 		return nil, fmt.Errorf("decode pod %s/%s: %w", r.meta.Namespace, r.meta.Name, err)
 	}
+	// A new pod of its own: typed here, the printers need no copy of it.
+	pod.TypeMeta = PodTypeMeta()
 	return pod, nil
+}
+
+// PodTypeMeta is a pod's apiVersion and kind, which the printers need and
+// a decoded pod lacks.
+func PodTypeMeta() metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String(), Kind: "Pod"}
 }
 
 // Unpacked is a row of a packed row's whole pod, decoded once for readers
