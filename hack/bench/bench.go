@@ -30,6 +30,8 @@ type env struct {
 	watchList string
 	// done are the sizes measured so far, for the memory guard.
 	done []*sizeResult
+	// live writes a pod before each measured run (-live); nil otherwise.
+	live *toucher
 }
 
 func (e *env) logf(format string, args ...any) {
@@ -103,6 +105,11 @@ func (e *env) measureSizes(ctx context.Context, tmp string, rep *report) []error
 		return []error{err}
 	}
 	rep.watchList = e.watchList
+	if e.cfg.live {
+		// Only the sizes' cluster: the fleet's clusters are measured idle.
+		e.live = &toucher{cs: l.cs}
+		defer func() { e.live = nil }()
+	}
 	var failed []error
 	for _, n := range e.cfg.sizes {
 		res, err := e.measureSize(ctx, l, n)

@@ -239,6 +239,11 @@ func seconds(d time.Duration) string {
 // measureOnce runs c with its stdout read and counted by spawn and checks
 // that it printed every pod.
 func (e *env) measureOnce(ctx context.Context, c command, pods int) (sample, error) {
+	if e.live != nil {
+		if err := e.live.touch(ctx); err != nil {
+			return sample{}, err
+		}
+	}
 	s, err := e.runCommand(ctx, c, nil, nil)
 	if err != nil {
 		return s, err

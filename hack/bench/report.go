@@ -119,6 +119,9 @@ func (r *report) markdown() string {
 	if r.apiMethod != "" {
 		fmt.Fprintf(&b, "- kube-apiserver memory added by a client: %s, minus its VmRSS just before the client started; measured on one more run each of podsync (table and -o json) and kubectl, after the rounds, each on a freshly restarted API server\n", r.apiMethod)
 	}
+	if r.cfg.live {
+		b.WriteString("- pods written: one annotation of one pod before each measured run (-live), as on a cluster whose pods change: the API server then serves a list's later pages from a snapshot of its watch cache; on an idle cluster, once etcd's history is compacted past its last write, it reads them from etcd\n")
+	}
 	b.WriteString("- floor: protobuf, decoded into typed Pods and thrown away, read each way the server offers (LIST in pages of 500, 1,000, 5,000, 10,000, unpaginated, and a WatchList stream); the fastest at each size is the floor of every ratio\n")
 	if r.watchList != "" {
 		fmt.Fprintf(&b, "- WatchList: **not supported by this server** (%s): no stream variant\n", r.watchList)

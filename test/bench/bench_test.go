@@ -123,6 +123,7 @@ func TestBenchSmoke(t *testing.T) {
 	for _, want := range []string{
 		"### Run of ", "- command: `", "#### 300 pods", "One LIST of all pods on the wire: protobuf ",
 		"- kube-apiserver memory added by a client: its VmHWM, reset through /proc/",
+		"- pods written: one annotation of one pod before each measured run (-live)",
 		"kube-apiserver memory while one more run of the client was served, each on a freshly restarted API server",
 		"Floor at 300 pods: floor: protobuf ",
 		"Targets at 300 pods (issue 16):",
