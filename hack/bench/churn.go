@@ -347,8 +347,7 @@ func (e *env) waitWatching(ctx context.Context, l *loader, w *churnWatch, exited
 	deadline := time.Now().Add(limit)
 	ns, name := l.podNamespace(0), l.podName(0)
 	for v := uint64(1); time.Now().Before(deadline); v++ {
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, sentinelAnnotate, strconv.FormatUint(v, 10))
-		if _, err := l.cs.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+		if err := annotatePod(ctx, l.cs, ns, name, sentinelAnnotate, strconv.FormatUint(v, 10)); err != nil {
 			return fmt.Errorf("update the sentinel pod: %w", err)
 		}
 		for range 10 {

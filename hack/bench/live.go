@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,10 +42,15 @@ func (t *toucher) touch(ctx context.Context) error {
 		t.namespace, t.name = list.Items[0].Namespace, list.Items[0].Name
 	}
 	t.writes++
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"%d"}}}`, liveAnnotation, t.writes)
-	_, err := t.cs.CoreV1().Pods(t.namespace).Patch(ctx, t.name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return annotatePod(ctx, t.cs, t.namespace, t.name, liveAnnotation, strconv.Itoa(t.writes))
+}
+
+// annotatePod sets one annotation of a pod.
+func annotatePod(ctx context.Context, cs kubernetes.Interface, namespace, name, key, value string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
+	_, err := cs.CoreV1().Pods(namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager})
 	if err != nil {
-		return fmt.Errorf("write pod %s/%s: %w", t.namespace, t.name, err)
+		return fmt.Errorf("write pod %s/%s: %w", namespace, name, err)
 	}
 	return nil
 }
