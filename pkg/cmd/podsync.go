@@ -159,7 +159,7 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.IntVar(&o.maxRetries, "max-retries", o.maxRetries, fmt.Sprintf("Failed attempts of one pod key's work before it is dropped with an error (1 to %d).", maxRetries))
 	f.DurationVar(&o.resync, "resync", 0, "Informer resync period (0: none; else at least 1s). Resyncs of unchanged pods print nothing.")
 	f.StringVar(&o.color, "color", o.color, "Colour the EVENT column, and CONTEXT with several contexts: auto (only on a terminal, never with NO_COLOR), always or never.")
-	f.BoolVar(&o.once, "once", false, "Print the current state (SYNC messages) and exit; with --until, judge it once.")
+	f.BoolVar(&o.once, "once", false, "Print the current state (SYNC messages) and exit (with no pods, says \"No resources found\" on stderr, as kubectl get does); with --until, judge it once.")
 	f.DurationVar(&o.timeout, "timeout", 0, "Stop after this long (0: never). With --until not yet met, exit 3.")
 	f.StringVar(&o.until, "until", "", "Exit 0 once every matching pod satisfies every condition: "+joinWords(check.Keywords())+".")
 	f.Var(&o.minPods, "min-pods", "With --until: how many pods must match; when not given, 1 (0 for gone).")

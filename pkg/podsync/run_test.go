@@ -180,6 +180,20 @@ func TestOnceSummary(t *testing.T) {
 	}
 }
 
+// --once on a namespace without pods says so on stderr, as kubectl get
+// does, and prints nothing on stdout, not even a header.
+func TestOnceWithoutPods(t *testing.T) {
+	for _, args := range [][]string{nil, {"-o", "json"}, {"-o", "name"}} {
+		o, stdout, stderr := runSim(t, newSim(args == nil), runCase{args: args, once: true})
+		if o.ExitCode() != podsync.ExitOK || stdout != "" || stderr != "No resources found in a namespace.\n" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0, nothing, kubectl's line", args, o.ExitCode(), stdout, stderr)
+		}
+	}
+	if _, _, stderr := runSim(t, newSim(true), runCase{once: true, until: "ready"}); strings.Contains(stderr, "No resources") {
+		t.Errorf("--until has its summary; it said besides:\n%s", stderr)
+	}
+}
+
 // With non-table outputs the summary counts kubectl's STATUS, not the
 // phase (row 6): a crash-looping pod is CrashLoopBackOff, not Running.
 func TestJSONSummaryCountsKubectlStatus(t *testing.T) {

@@ -431,6 +431,7 @@ func (s *stream) finish(ctx context.Context, end ending, took time.Duration) Out
 		out.Signal, out.Err = sig.Signal, nil
 	}
 	if !end.summary {
+		s.sayNoneFound(out)
 		return out
 	}
 	if s.several {
@@ -442,6 +443,28 @@ func (s *stream) finish(ctx context.Context, end ending, took time.Duration) Out
 	s.flush()
 	s.summary(ctx, out, took)
 	return out
+}
+
+// sayNoneFound says on stderr that a --once run found no pods, as
+// `kubectl get pods` does, so that an empty answer is told from no answer.
+func (s *stream) sayNoneFound(out Outcome) {
+	if !s.cfg.Once || out.Verdict != Done || len(s.cfg.Targets) > 0 {
+		return
+	}
+	namespace := s.clusters[0].namespace
+	for _, w := range s.clusters {
+		if w.unavailable != nil || w.events[controller.Sync.String()] > 0 {
+			return
+		}
+		if w.namespace != namespace {
+			namespace = ""
+		}
+	}
+	if namespace == "" {
+		fmt.Fprintln(s.stderr, "No resources found")
+		return
+	}
+	fmt.Fprintf(s.stderr, "No resources found in %s namespace.\n", namespace)
 }
 
 // lockedWriter lets workers report dropped keys while the stream writes.

@@ -33,6 +33,23 @@ func TestNamespaceFlag(t *testing.T) {
 	}
 }
 
+// --once that finds no pods says what `kubectl get pods` says, on stderr,
+// and exits 0 with nothing on stdout.
+func TestOnceFindsNoPods(t *testing.T) {
+	ns := env.Namespace(t)
+	none := "e2e=" + labelValue("none-"+t.Name())
+	for _, args := range [][]string{{"-n", ns}, {"-A", "-l", none}, {"-n", ns, "-o", "json"}} {
+		want := env.Kubectl(t, append([]string{"get", "pods"}, args...)...)
+		if strings.HasPrefix(want, "{") {
+			want = "No resources found in " + ns + " namespace.\n" // kubectl prints an empty List
+		}
+		r := once(t, args...)
+		if r.Stdout != "" || r.Stderr != want {
+			t.Errorf("%v: stdout %q, stderr %q; want nothing and %q", args, r.Stdout, r.Stderr, want)
+		}
+	}
+}
+
 // Without -n, the namespace of the kubeconfig's context is used, else
 // "default"; -n wins over the context.
 func TestNamespaceFromKubeconfig(t *testing.T) {
