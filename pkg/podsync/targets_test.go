@@ -3,6 +3,7 @@ package podsync_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,6 +170,22 @@ func TestFailedJobTarget(t *testing.T) {
 	}
 }
 
+// waitWatching waits until the run watches resource. The fake clientset
+// records a watch under the lock that also registers it, so once the
+// action shows, a change is seen.
+func waitWatching(t *testing.T, r *targetRun, resource string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !slices.ContainsFunc(r.api.Actions(), func(a k8stesting.Action) bool {
+		return a.GetVerb() == "watch" && a.GetResource().Resource == resource
+	}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no watch of %s within 20 s", resource)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func waitFor(t *testing.T, b *lockedBuffer, text string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -187,6 +204,9 @@ func TestDeletedTarget(t *testing.T) {
 	pods.put(podOf("web-1", "web", runningNotReady))
 	web := check.Target{Kind: "Deployment", Namespace: "a", Name: "web"}
 	r := startTargetsFor(t, 3*time.Second, pods, "ready", []check.Target{web}, rolledOut("web"))
+	// The fake clientset's watch does not replay a deletion made before it
+	// started: under load the run could miss it and time out.
+	waitWatching(t, r, "deployments")
 	if err := r.api.AppsV1().Deployments("a").Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
