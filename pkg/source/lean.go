@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -86,57 +85,12 @@ func internCells(row *PodRow) {
 	}
 }
 
-// slim copies what is read of a pod in table mode (its containers hold
-// only names and restart policies already, see containerNames): identity, labels and
-// owners (the -L columns, the Deployment rollout check), the containers'
-// names (explanations) and sidecar policy (STATUS), and the status the
-// checks judge, without images and IDs. The row keeps all but the
-// metadata encoded (see PodRow), so only the metadata shares its words.
-func slim(p *corev1.Pod) *corev1.Pod {
-	out := &corev1.Pod{ObjectMeta: slimMeta(&p.ObjectMeta)}
-	s := &p.Status
-	// A container's spec matters only until the kubelet reports it (an
-	// explanation lists it as not yet reported), and an init container's
-	// for its restart policy (a sidecar's STATUS).
-	if len(s.ContainerStatuses) < len(p.Spec.Containers) {
-		out.Spec.Containers = p.Spec.Containers
-	}
-	out.Spec.InitContainers = p.Spec.InitContainers
-	out.Status = corev1.PodStatus{
-		Phase: s.Phase, Conditions: s.Conditions, Message: s.Message, Reason: s.Reason,
-		InitContainerStatuses: slimStatuses(s.InitContainerStatuses),
-		ContainerStatuses:     slimStatuses(s.ContainerStatuses),
-	}
-	return out
-}
-
 // slimMeta is the part of a pod's metadata that a lean pod keeps.
 func slimMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: m.Name, Namespace: intern(m.Namespace), UID: m.UID, ResourceVersion: m.ResourceVersion,
 		Generation: m.Generation, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
 		DeletionGracePeriodSeconds: m.DeletionGracePeriodSeconds,
 		Labels:                     sharedLabels(m.Labels), OwnerReferences: sharedOwners(m.OwnerReferences)}
-}
-
-func slimStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]corev1.ContainerStatus, len(in))
-	for i, c := range in {
-		out[i] = corev1.ContainerStatus{Name: c.Name, State: slimState(c.State), LastTerminationState: slimState(c.LastTerminationState),
-			Ready: c.Ready, RestartCount: c.RestartCount, Started: c.Started}
-	}
-	return out
-}
-
-func slimState(s corev1.ContainerState) corev1.ContainerState {
-	if s.Terminated != nil {
-		t := *s.Terminated
-		t.ContainerID = ""
-		s.Terminated = &t
-	}
-	return s
 }
 
 // The same few words recur in every pod (condition types, True, reasons,

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/diff"
+	"sigs.k8s.io/randfill"
 )
 
 // Pods with the same labels and owners share one copy of each in their
@@ -144,5 +146,87 @@ func TestLeanRowKeepsItsPodEncoded(t *testing.T) {
 	}
 	if id := row.Identity(); id.Name != whole.Name || id.Status.Phase != "" {
 		t.Errorf("identity %s/%q, want the name and no status", id.Name, id.Status.Phase)
+	}
+}
+
+// slim is what a lean pod keeps of a decoded pod, said plainly, for the
+// tests of appendLean, which copies it out of the pod's bytes: what is read
+// of a pod in table mode. That is the identity, labels and owners (the -L
+// columns, the Deployment rollout check), the containers' names
+// (explanations) and sidecar policy (STATUS), and the status the checks
+// judge, without images and IDs.
+func slim(p *corev1.Pod) *corev1.Pod {
+	out := &corev1.Pod{ObjectMeta: slimMeta(&p.ObjectMeta)}
+	s := &p.Status
+	// A container's spec matters only until the kubelet reports it (an
+	// explanation lists it as not yet reported), and an init container's
+	// for its restart policy (a sidecar's STATUS).
+	if len(s.ContainerStatuses) < len(p.Spec.Containers) {
+		out.Spec.Containers = containerNames(p.Spec.Containers)
+	}
+	out.Spec.InitContainers = containerNames(p.Spec.InitContainers)
+	out.Status = corev1.PodStatus{
+		Phase: s.Phase, Conditions: s.Conditions, Message: s.Message, Reason: s.Reason,
+		InitContainerStatuses: slimStatuses(s.InitContainerStatuses),
+		ContainerStatuses:     slimStatuses(s.ContainerStatuses),
+	}
+	return out
+}
+
+func slimStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(in))
+	for i, c := range in {
+		out[i] = corev1.ContainerStatus{Name: c.Name, State: slimState(c.State), LastTerminationState: slimState(c.LastTerminationState),
+			Ready: c.Ready, RestartCount: c.RestartCount, Started: c.Started}
+	}
+	return out
+}
+
+func slimState(s corev1.ContainerState) corev1.ContainerState {
+	if s.Terminated != nil {
+		t := *s.Terminated
+		t.ContainerID = ""
+		s.Terminated = &t
+	}
+	return s
+}
+
+func containerNames(in []corev1.Container) []corev1.Container {
+	var out []corev1.Container
+	for _, c := range in {
+		out = append(out, corev1.Container{Name: c.Name, RestartPolicy: c.RestartPolicy})
+	}
+	return out
+}
+
+// A lean row's pod, and a packed row's, is slim's cut of the served pod,
+// for pods with every field set at random: copying fields out of the
+// bytes keeps exactly what slim keeps, and nothing else.
+func TestLeanPodIsSlimOfTheServedPod(t *testing.T) {
+	fill := randfill.NewWithSeed(16).NilChance(0.2).NumElements(0, 3)
+	for i := range 400 {
+		var p corev1.Pod
+		fill.Fill(&p)
+		raw, err := p.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := &corev1.Pod{}
+		if err := served.Unmarshal(raw); err != nil {
+			t.Fatal(err)
+		}
+		want := slim(served)
+		for _, d := range []decoder{{lean: true}, {pack: true}} {
+			row, err := d.decodePod(raw)
+			if err != nil {
+				t.Fatalf("pod %d: %v", i, err)
+			}
+			if got := row.Pod(); !equality.Semantic.DeepEqual(got, want) {
+				t.Fatalf("pod %d (lean %v, packed %v): the row's pod is not slim's:\n%s", i, d.lean, d.pack, diff.Diff(want, got))
+			}
+		}
 	}
 }

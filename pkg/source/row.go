@@ -54,7 +54,7 @@ func (r *PodRow) Pod() *corev1.Pod {
 	case r.lean != nil:
 		pod := &corev1.Pod{}
 		if err := pod.Unmarshal(r.lean); err != nil {
-			// The bytes are the encoding of a pod made by setLean; they
+			// The bytes are a lean pod made by appendLean; they
 			// decode unless memory is corrupt.
 			panic(fmt.Sprintf("decode the lean pod %s/%s: %v", r.meta.Namespace, r.meta.Name, err))
 		}
@@ -89,17 +89,6 @@ func (r *PodRow) Identity() *corev1.Pod {
 		return r.whole
 	}
 	return &corev1.Pod{ObjectMeta: r.meta}
-}
-
-// setLean makes the row lean with the given lean pod, which it takes over.
-func (r *PodRow) setLean(pod *corev1.Pod) error {
-	r.meta, pod.ObjectMeta = pod.ObjectMeta, metav1.ObjectMeta{}
-	raw, err := pod.Marshal()
-	if err != nil {
-		return fmt.Errorf("encode the lean pod %s/%s: %w", r.meta.Namespace, r.meta.Name, err)
-	}
-	r.whole, r.lean = nil, raw
-	return nil
 }
 
 // Whole is the whole pod: decoded anew from a packed row, whose Pod() is
