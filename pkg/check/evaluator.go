@@ -269,6 +269,15 @@ func (e *Evaluator) ObserveStatus(key string, pod *corev1.Pod, status string, in
 	}
 }
 
+// ReadsPod reports whether ObserveStatus, given this STATUS cell, reads
+// more of a pod than its metadata: a caller that keeps pods encoded can
+// then pass one holding only its metadata, and decode nothing. Only
+// conditions (and the targets, which need them), --fail-on and
+// --max-restarts read the rest, and the STATUS when there is no cell.
+func (e *Evaluator) ReadsPod(status string) bool {
+	return status == "" || len(e.spec.Conditions) > 0 || len(e.failOn) > 0 || e.spec.MaxRestarts != Unset
+}
+
 // Forget records that the pod is gone. A failure already seen stays:
 // the contract exits at once on it, so it is final.
 func (e *Evaluator) Forget(key string) {

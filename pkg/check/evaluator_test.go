@@ -434,3 +434,43 @@ func BenchmarkObserve50k(b *testing.B) {
 		}
 	}
 }
+
+// Without conditions, --fail-on or --max-restarts, observing a pod with
+// its STATUS cell reads only its metadata: the counts and the verdict are
+// the same from a pod that holds nothing else. Anything that judges the
+// pod reads the rest.
+func TestReadsPodOnlyWhenJudging(t *testing.T) {
+	plain := Spec{MinPods: Unset, MaxRestarts: Unset}
+	pods := map[string]*corev1.Pod{
+		"Running":          newPod("web", ready()),
+		"CrashLoopBackOff": newPod("crash", waiting("app", "CrashLoopBackOff", "back-off", 3)),
+		"Evicted":          newPod("evicted", phase(corev1.PodFailed), func(p *corev1.Pod) { p.Status.Reason = "Evicted" }),
+		"Terminating":      newPod("old", ready(), deleting()),
+	}
+	full, meta := NewEvaluator(plain), NewEvaluator(plain)
+	for cell, p := range pods {
+		if full.ReadsPod(cell) {
+			t.Fatalf("a run that judges nothing reads the pod with STATUS %q", cell)
+		}
+		full.ObserveStatus(p.Name, p, cell, true)
+		meta.ObserveStatus(p.Name, &corev1.Pod{ObjectMeta: p.ObjectMeta}, cell, true)
+	}
+	if a, b := full.Statuses(), meta.Statuses(); !reflect.DeepEqual(a, b) {
+		t.Errorf("statuses from whole pods %v, from their metadata %v", a, b)
+	}
+	if a, b := full.Verdict(), meta.Verdict(); a != b {
+		t.Errorf("verdict from whole pods %+v, from their metadata %+v", a, b)
+	}
+	if !full.ReadsPod("") {
+		t.Error("without a STATUS cell the pod's status is not read")
+	}
+	failOn := plain
+	failOn.FailOn = []string{"CrashLoopBackOff"}
+	restarts := plain
+	restarts.MaxRestarts = 0
+	for name, spec := range map[string]Spec{"--until": untilSpec("ready"), "--fail-on": failOn, "--max-restarts": restarts} {
+		if !NewEvaluator(spec).ReadsPod("Running") {
+			t.Errorf("with %s the pod is not read", name)
+		}
+	}
+}

@@ -235,7 +235,12 @@ func (s *stream) observe(w *clusterRun, m controller.Message, cached *source.Pod
 		// The state that failed the check is the one explained: a failure
 		// is final, later states of that pod are not.
 		keep := w.judged != nil && !failedOn(w.eval, key)
-		w.eval.ObserveStatus(key, m.Row.Pod(), source.Cell(m.Row, "Status"), m.Kind == controller.Sync)
+		status := source.Cell(m.Row, "Status")
+		pod := m.Row.Identity()
+		if w.eval.ReadsPod(status) {
+			pod = m.Row.Pod()
+		}
+		w.eval.ObserveStatus(key, pod, status, m.Kind == controller.Sync)
 		if keep {
 			w.judged[key] = cached
 		}
