@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -115,7 +117,24 @@ func start(t *testing.T, workers, retries int, rec *recorder, initial ...*corev1
 	f.cancel = cancel
 	go func() { defer close(f.done); _ = ctrl.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-f.done })
+	f.waitWatching(t)
 	return f
+}
+
+// waitWatching waits until the informer watches pods: the fake clientset's
+// watch does not replay a change made between the list and the watch, so
+// a test writing before then could lose its change under load.
+func (f *fixture) waitWatching(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.ContainsFunc(f.client.Actions(), func(a k8stesting.Action) bool {
+		return a.GetVerb() == "watch" && a.GetResource().Resource == "pods"
+	}) {
+		if time.Now().After(deadline) {
+			t.Fatal("the informer did not watch pods within 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (f *fixture) create(t *testing.T, p *corev1.Pod) {

@@ -124,6 +124,7 @@ func TestTargetsShowTheirPodsAndWaitForLateOnes(t *testing.T) {
 	if strings.Contains(r.stdout.String(), "late-1") {
 		t.Fatalf("a pod of a target not seen yet is shown:\n%s", r.stdout)
 	}
+	waitWatching(t, r, "deployments")
 	r.create(t, rolledOut("late"))
 	out := r.outcome(t)
 	if out.Verdict != podsync.Met {
@@ -144,6 +145,7 @@ func TestTargetsShowTheirPodsAndWaitForLateOnes(t *testing.T) {
 func TestFailedJobTarget(t *testing.T) {
 	pods, job := failedJobPod()
 	r := startTargets(t, pods, "healthy", []check.Target{{Kind: "Job", Namespace: "a", Name: "migrate"}})
+	waitWatching(t, r, "jobs")
 	if _, err := r.api.BatchV1().Jobs("a").Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -170,9 +172,11 @@ func TestFailedJobTarget(t *testing.T) {
 	}
 }
 
-// waitWatching waits until the run watches resource. The fake clientset
-// records a watch under the lock that also registers it, so once the
-// action shows, a change is seen.
+// waitWatching waits until the run watches resource. The fake clientset's
+// watch does not replay a change made between the informer's list and its
+// watch, so a test that writes before then could lose the change under
+// load. The fake records a watch under the lock that also registers it,
+// so once the action shows, a change is seen.
 func waitWatching(t *testing.T, r *targetRun, resource string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -204,8 +208,6 @@ func TestDeletedTarget(t *testing.T) {
 	pods.put(podOf("web-1", "web", runningNotReady))
 	web := check.Target{Kind: "Deployment", Namespace: "a", Name: "web"}
 	r := startTargetsFor(t, 3*time.Second, pods, "ready", []check.Target{web}, rolledOut("web"))
-	// The fake clientset's watch does not replay a deletion made before it
-	// started: under load the run could miss it and time out.
 	waitWatching(t, r, "deployments")
 	if err := r.api.AppsV1().Deployments("a").Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
