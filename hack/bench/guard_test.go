@@ -111,3 +111,26 @@ func TestMemBudgetCapsTheMemoryAvailable(t *testing.T) {
 		t.Errorf("kubectl -o json at 300 pods in 1800 MiB: %q, want it to fit", got)
 	}
 }
+
+// The output check runs kubectl even when -only leaves it out of the
+// measurements: the guard decides whether it fits, as it does for a
+// measured command, and a measured command's own skip is passed on.
+func TestCheckAsksTheGuardForUnmeasuredPeers(t *testing.T) {
+	if _, err := availableMemory(); err != nil {
+		t.Skipf("no /proc/meminfo here: %v", err)
+	}
+	e := &env{cfg: &config{guard: true, memBudget: 1500 << 20}}
+	measured := []*cmdResult{{cmd: byID(t, "podsync-json")}}
+	want := "`kubectl get pods -A -o json` does not fit: estimated 0.6 GiB of 1.5 GiB available (default 600 MiB + 160.0 MiB per 1,000 pods)"
+	if got := e.uncheckable(300, measured, "podsync-json", "kubectl-json"); got != want {
+		t.Errorf("kubectl -o json, not measured, at 300 pods in 1500 MiB: %q, want %q", got, want)
+	}
+	e.cfg.memBudget = 1800 << 20
+	if got := e.uncheckable(300, measured, "podsync-json", "kubectl-json"); got != "" {
+		t.Errorf("at 300 pods in 1800 MiB: %q, want the check to run", got)
+	}
+	skipped := []*cmdResult{{cmd: byID(t, "kubectl"), skipped: "does not fit: x"}}
+	if got := e.uncheckable(300, skipped, "podsync", "kubectl"); got != "`kubectl get pods -A` does not fit: x" {
+		t.Errorf("a measured command's skip: %q", got)
+	}
+}
