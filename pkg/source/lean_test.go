@@ -116,15 +116,7 @@ func unsafeData(s string) *byte { return unsafe.StringData(s) }
 func TestLeanRowKeepsItsPodEncoded(t *testing.T) {
 	whole := benchPod()
 	// Protobuf keeps times in whole seconds, as the server sends them.
-	raw, err := whole.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := &corev1.Pod{}
-	if err := served.Unmarshal(raw); err != nil {
-		t.Fatal(err)
-	}
-	want := slim(served)
+	want := slim(roundTrip(t, whole))
 	row := RowOf(whole)
 	Lean(row)
 	if row.whole != nil || len(row.lean) == 0 {
@@ -210,15 +202,8 @@ func TestLeanPodIsSlimOfTheServedPod(t *testing.T) {
 	for i := range 400 {
 		var p corev1.Pod
 		fill.Fill(&p)
-		raw, err := p.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		served := &corev1.Pod{}
-		if err := served.Unmarshal(raw); err != nil {
-			t.Fatal(err)
-		}
-		want := slim(served)
+		raw, pod := served(t, &p)
+		want := slim(pod)
 		for _, d := range []decoder{{lean: true}, {pack: true}} {
 			row, err := d.decodePod(raw)
 			if err != nil {

@@ -123,6 +123,14 @@ func TestWatchFrames(t *testing.T) {
 // roundTrip is the pod as a typed client decodes it from protobuf.
 func roundTrip(t *testing.T, p *corev1.Pod) *corev1.Pod {
 	t.Helper()
+	_, out := served(t, p)
+	return out
+}
+
+// served is the pod's protobuf bytes, as the server sends them, and the
+// pod a typed client decodes from them.
+func served(t *testing.T, p *corev1.Pod) ([]byte, *corev1.Pod) {
+	t.Helper()
 	raw, err := p.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +139,7 @@ func roundTrip(t *testing.T, p *corev1.Pod) *corev1.Pod {
 	if err := out.Unmarshal(raw); err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return raw, out
 }
 
 func jsonOf(v any) string {
