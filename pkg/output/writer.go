@@ -107,8 +107,8 @@ type Writer struct {
 func New(o Options) (*Writer, error) {
 	format := *o.PrintFlags.OutputFormat
 	o.PrintFlags.SetKind(schema.GroupKind{Kind: "Pod"})
-	if o.AllNamespaces && len(o.Contexts) < 2 {
-		// With several contexts the writer adds NAMESPACE after CONTEXT.
+	if o.AllNamespaces && ShapeOf(format) != Table {
+		// A table's NAMESPACE is the writer's own (leadColumns).
 		if err := o.PrintFlags.EnsureWithNamespace(); err != nil {
 			return nil, err
 		}
@@ -341,35 +341,29 @@ func (w *Writer) printRow(msg controller.Message, prev *source.PodRow) error {
 	if msg.Kind == controller.Update {
 		changes = Changes(prev, msg.Row, w.wide, w.labels.keys)
 	}
-	return w.printer.PrintObj(w.tableEvent(msg, changes), w.tw)
+	return w.printer.PrintObj(w.tableRow(msg, changes), w.tw)
 }
 
-// tableEvent builds a one-row table: the server's columns and cells with the
-// AGE recomputed now, the label columns of -L and --show-labels, and CHANGES
-// last. The label columns are built here rather than by the printer, which
-// would put them after CHANGES.
-func (w *Writer) tableEvent(msg controller.Message, changes string) *metav1.WatchEvent {
+// tableRow builds a one-row table: the lead columns, the server's columns
+// and cells with the AGE recomputed now, the label columns of -L and
+// --show-labels, and CHANGES last. The label columns are built here rather
+// than by the printer, which would put them after CHANGES.
+func (w *Writer) tableRow(msg controller.Message, changes string) *metav1.Table {
 	row := msg.Row
 	meta := row.Meta()
 	cols := w.columns(row.Columns)
-	lead := w.leadCells(msg, meta)
-	cells := make([]interface{}, len(lead)+len(row.Columns), len(cols))
-	copy(cells, lead)
-	copy(cells[len(lead):], row.Cells)
+	cells := w.appendLeadCells(make([]any, 0, len(cols)), msg, meta)
+	lead := len(cells)
+	cells = append(cells, row.Cells...)
 	for i, c := range row.Columns {
 		if c.Name == "Age" {
-			cells[len(lead)+i] = age(meta.CreationTimestamp, w.opts.Now())
+			cells[lead+i] = age(meta.CreationTimestamp, w.opts.Now())
 		}
 	}
 	cells = append(w.labels.cells(cells, meta.Labels), changes)
-	// The printer reads only the row's metadata (its namespace and
-	// labels): a whole pod to carry it is nearly five times the size.
-	object := &metav1.PartialObjectMetadata{ObjectMeta: *meta}
-	table := &metav1.Table{
-		ColumnDefinitions: cols,
-		Rows:              []metav1.TableRow{{Cells: cells, Object: runtime.RawExtension{Object: object}}},
-	}
-	return &metav1.WatchEvent{Type: fmt.Sprintf("%-6s", msg.Kind), Object: runtime.RawExtension{Object: table}}
+	// No object: the printer would read only its namespace and labels,
+	// whose columns are built here.
+	return &metav1.Table{ColumnDefinitions: cols, Rows: []metav1.TableRow{{Cells: cells}}}
 }
 
 var changesColumn = metav1.TableColumnDefinition{Name: "Changes", Type: "string", Description: "What changed since the previous message for this pod."}
