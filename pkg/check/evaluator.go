@@ -231,14 +231,6 @@ func (e *Evaluator) Observe(key string, pod *corev1.Pod, initial bool) {
 	e.ObserveStatus(key, pod, "", initial)
 }
 
-// Expect sizes the pods' map for n pods, so that it does not grow and
-// rehash pod by pod; it does nothing once pods are observed.
-func (e *Evaluator) Expect(n int) {
-	if len(e.pods) == 0 {
-		e.pods = make(map[string]*podState, n)
-	}
-}
-
 // ObserveStatus is Observe with the STATUS column kubectl shows for the
 // pod, from the server's table; "" works it out with Status.
 func (e *Evaluator) ObserveStatus(key string, pod *corev1.Pod, status string, initial bool) {

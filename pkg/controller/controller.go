@@ -222,19 +222,6 @@ func (c *Controller) record(k cache.ObjectName, p *pending, initial bool) {
 	c.queue.Add(k)
 }
 
-// Expect sizes the maps the initial list fills for n pods, so that they
-// do not grow and rehash pod by pod; it does nothing once they are in use.
-func (c *Controller) Expect(n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.pending) == 0 {
-		c.pending = make(map[cache.ObjectName]*pending, n)
-	}
-	if len(c.initial) == 0 {
-		c.initial = make(map[cache.ObjectName]struct{}, n)
-	}
-}
-
 func (c *Controller) markSynced() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -190,14 +190,6 @@ func (w *Writer) Write(msg controller.Message) error {
 	return w.Flush()
 }
 
-// Expect sizes the table's memory of the pods' last rows for n pods, so
-// that it does not grow and rehash pod by pod; it does nothing once in use.
-func (w *Writer) Expect(n int) {
-	if len(w.last) == 0 && w.shape == Table {
-		w.last = make(map[contextKey]*source.PodRow, n)
-	}
-}
-
 // PrintsWhole reports whether Write prints msg from its whole pod (which
 // a packed row decodes for it), rather than from its metadata or not at all.
 func (w *Writer) PrintsWhole(msg controller.Message) bool {

@@ -66,9 +66,6 @@ func (s *stream) handlePage(c *clusterRun, p page) (ending, bool) {
 		s.writer.SetBuffered(true)
 		defer s.writer.SetBuffered(false)
 	}
-	if c.streamed != nil && len(c.streamed) == 0 {
-		s.expect(c, p.list)
-	}
 	for i := range p.list.Items {
 		row := &p.list.Items[i]
 		key := cache.ObjectName{Namespace: row.Meta().Namespace, Name: row.Meta().Name}
@@ -81,25 +78,6 @@ func (s *stream) handlePage(c *clusterRun, p page) (ending, bool) {
 		}
 	}
 	return s.flush()
-}
-
-// maxExpected bounds the maps sized from a server's count of the pods
-// left; Kubernetes supports 150,000 pods in a cluster.
-const maxExpected = 1 << 20
-
-// expect sizes the maps the initial list fills from its first page and
-// the server's count of the pods after it (the server counts them only
-// for a list without a selector): at 50,000 pods their growth, one
-// rehash after another, was 6% of a table's CPU.
-func (s *stream) expect(c *clusterRun, first *source.PodRowList) {
-	if first.RemainingItemCount == nil {
-		return
-	}
-	n := int(min(int64(len(first.Items))+max(*first.RemainingItemCount, 0), maxExpected))
-	c.streamed = make(map[cache.ObjectName]*source.PodRow, n)
-	c.ctrl.Expect(n)
-	c.eval.Expect(n)
-	s.writer.Expect(n)
 }
 
 // restream: a pod seen in a page before (a list that failed half-way and

@@ -140,9 +140,8 @@ func (s *sim) snapshot() (*source.PodRowList, []*source.PodRowList) {
 	var pages []*source.PodRowList
 	for from := 0; s.pageSize > 0 && from < len(out.Items); from += s.pageSize {
 		p := &source.PodRowList{ListMeta: out.ListMeta, Items: out.Items[from:min(from+s.pageSize, len(out.Items))]}
-		if left := int64(len(out.Items) - from - len(p.Items)); left > 0 {
-			// As the API server does for a list without a selector.
-			p.Continue, p.RemainingItemCount = "more", &left
+		if from+s.pageSize < len(out.Items) {
+			p.Continue = "more"
 		}
 		pages = append(pages, p)
 	}
