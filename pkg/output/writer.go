@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,6 +99,8 @@ type Writer struct {
 	// column definitions, built from the first row.
 	labels labelColumns
 	cols   []metav1.TableColumnDefinition
+	// lead: leadColumns, which the options fix for the writer's life.
+	lead []metav1.TableColumnDefinition
 	// told is what a table has shown of each pod's diagnoses.
 	told map[contextKey]*told
 }
@@ -137,6 +140,7 @@ func New(o Options) (*Writer, error) {
 	switch w.shape {
 	case Table:
 		w.tw = printers.GetNewTabWriter(&w.buf)
+		w.lead = w.leadColumns()
 	case Name:
 		w.names = map[controller.Kind]printers.ResourcePrinter{}
 		for _, k := range controller.Kinds() {
@@ -363,9 +367,8 @@ var changesColumn = metav1.TableColumnDefinition{Name: "Changes", Type: "string"
 // columns returns the table's column definitions, built once from the
 // server's, so every message shares them and the header prints once.
 func (w *Writer) columns(server []metav1.TableColumnDefinition) []metav1.TableColumnDefinition {
-	lead := w.leadColumns()
-	if w.cols == nil || len(w.cols) != len(lead)+len(server)+w.labels.count()+1 {
-		w.cols = append(append(append(lead, server...), w.labels.columns()...), changesColumn)
+	if w.cols == nil || len(w.cols) != len(w.lead)+len(server)+w.labels.count()+1 {
+		w.cols = append(append(append(slices.Clone(w.lead), server...), w.labels.columns()...), changesColumn)
 	}
 	return w.cols
 }
