@@ -5,18 +5,25 @@ import (
 	"encoding/json"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 )
 
-// printEventJSON prints {"type":KIND,"object":POD} byte for byte as
-// kubectl's JSON printer prints a WatchEvent, but marshals the pod only
-// once: the printer marshals it, then scans the result again to compact
-// it, which is a third of the cost of a line under churn. Both escape HTML
-// characters as json.Marshal does.
-func (w *Writer) printEventJSON(kind controller.Kind, pod *corev1.Pod) error {
-	return w.appendEventJSON(&w.buf, kind, "", pod)
+// printJSON prints {"type":KIND,"object":POD} byte for byte as kubectl's
+// JSON printer prints a WatchEvent, but marshals the pod only once: the
+// printer marshals it, then scans the result again to compact it, which
+// is a third of the cost of a line under churn. Both escape HTML
+// characters as json.Marshal does. A packed row's pod is written from its
+// bytes, without decoding it (see source.PodJSON).
+func (w *Writer) printJSON(msg controller.Message) error {
+	var ok bool
+	if w.jsonBuf, ok = w.podJSON.Append(w.jsonBuf[:0], msg.Row); ok {
+		return w.appendEvent(&w.buf, msg.Kind, w.messageContext(msg), w.jsonBuf)
+	}
+	whole, err := msg.Row.Whole()
+	if err != nil {
+		return err
+	}
+	return w.appendEventJSON(&w.buf, msg.Kind, w.messageContext(msg), typedPod(whole))
 }
 
 // appendEventJSON writes the envelope of printEventJSON to dst, with
@@ -28,7 +35,12 @@ func (w *Writer) appendEventJSON(dst *bytes.Buffer, kind controller.Kind, contex
 		return fmt.Errorf("marshal the %s: %w", kind, err)
 	}
 	object := w.scratch.Bytes()
-	object = object[:len(object)-1] // Encode ends with a newline
+	return w.appendEvent(dst, kind, context, object[:len(object)-1]) // Encode ends with a newline
+}
+
+// appendEvent writes the envelope of printJSON around object, a pod's
+// JSON.
+func (w *Writer) appendEvent(dst *bytes.Buffer, kind controller.Kind, context string, object []byte) error {
 	dst.WriteString(`{"type":"` + kind.String() + `",`)
 	if context != "" {
 		name, err := json.Marshal(context)

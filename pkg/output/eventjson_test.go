@@ -12,6 +12,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
 // The -o json fast path must print exactly what kubectl's JSON printer
@@ -41,12 +42,14 @@ func TestEventJSONMatchesKubectlsPrinter(t *testing.T) {
 			if err := p.PrintObj(&metav1.WatchEvent{Type: kind.String(), Object: runtime.RawExtension{Object: typed}}, &want); err != nil {
 				t.Fatal(err)
 			}
-			w.buf.Reset()
-			if err := w.printEventJSON(kind, typed); err != nil {
-				t.Fatal(err)
-			}
-			if got := w.buf.String(); got != want.String() {
-				t.Errorf("%s %s:\n got %s\nwant %s", kind, pod.Name, got, want.String())
+			for _, r := range []*source.PodRow{source.RowOf(typed), packed(t, typed)} {
+				w.buf.Reset()
+				if err := w.printJSON(controller.Message{Kind: kind, Row: r}); err != nil {
+					t.Fatal(err)
+				}
+				if got := w.buf.String(); got != want.String() {
+					t.Errorf("%s %s (packed %v):\n got %s\nwant %s", kind, pod.Name, r.Raw != nil, got, want.String())
+				}
 			}
 		}
 	}
@@ -81,18 +84,33 @@ func BenchmarkEventJSON(b *testing.B) {
 			b.Fatal("the printer's line changed")
 		}
 	})
-	b.Run("fast-path", func(b *testing.B) {
-		b.ReportAllocs()
-		for range b.N {
-			w.buf.Reset()
-			if err := w.printEventJSON(controller.Update, pod); err != nil {
-				b.Fatal(err)
+	for _, r := range []*source.PodRow{source.RowOf(pod), packed(b, pod)} {
+		b.Run(map[bool]string{false: "fast-path", true: "packed-bytes"}[r.Raw != nil], func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				w.buf.Reset()
+				if err := w.printJSON(controller.Message{Kind: controller.Update, Row: r}); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-		if w.buf.String() != want.String() {
-			b.Fatal("the fast path printed another line than kubectl's printer")
-		}
-	})
+			if w.buf.String() != want.String() {
+				b.Fatal("the fast path printed another line than kubectl's printer")
+			}
+		})
+	}
+}
+
+// packed is a packed row of pod, as -o json's source makes it.
+func packed(t testing.TB, pod *corev1.Pod) *source.PodRow {
+	t.Helper()
+	r := source.RowOf(pod)
+	if err := source.Pack(r, false); err != nil {
+		t.Fatal(err)
+	}
+	if r.Raw == nil {
+		t.Fatal("Pack left the row unpacked")
+	}
+	return r
 }
 
 // benchPod is a pod as the bench loads it: two containers with ports, env,

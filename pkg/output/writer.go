@@ -86,6 +86,10 @@ type Writer struct {
 	// scratch holds one message of a non-table printer until it has been
 	// printed whole: a template that fails half-way must print nothing.
 	scratch bytes.Buffer
+	// podJSON writes -o json's pods straight from packed rows' bytes,
+	// into jsonBuf.
+	podJSON source.PodJSON
+	jsonBuf []byte
 	// contextColors colour the CONTEXT column of a table.
 	contextColors map[string]string
 	// last is the previous state reported per key, for CHANGES.
@@ -197,7 +201,13 @@ func (w *Writer) Write(msg controller.Message) error {
 // PrintsWhole reports whether Write prints msg from its whole pod (which
 // a packed row decodes for it), rather than from its metadata or not at all.
 func (w *Writer) PrintsWhole(msg controller.Message) bool {
-	return msg.Kind.PodState() && w.prints(msg) && w.shape != Table && w.shape != Name
+	return msg.Kind.PodState() && w.prints(msg) && w.shape != Table && w.shape != Name && !w.printsJSON()
+}
+
+// printsJSON: -o json prints a packed row's pod from its bytes (see
+// source.PodJSON), without the whole pod.
+func (w *Writer) printsJSON() bool {
+	return w.shape == Event && *w.opts.PrintFlags.OutputFormat == "json"
 }
 
 // prints reports whether a pod's message is printed: a hidden SYNC
@@ -249,16 +259,16 @@ func (w *Writer) print(msg controller.Message, prev *source.PodRow) error {
 		// A name needs no more than the lean pod of a packed row.
 		return w.printName(msg, typedPod(msg.Row.Identity()))
 	}
+	if w.printsJSON() {
+		return w.printJSON(msg)
+	}
 	whole, err := msg.Row.Whole()
 	if err != nil {
 		return err
 	}
 	pod := typedPod(whole)
 	if w.shape == Event {
-		switch {
-		case *w.opts.PrintFlags.OutputFormat == "json":
-			return w.appendEventJSON(&w.buf, msg.Kind, w.messageContext(msg), pod)
-		case w.multi():
+		if w.multi() {
 			return w.printEventEnvelope(msg, pod)
 		}
 		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: pod}})

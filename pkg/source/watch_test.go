@@ -129,7 +129,7 @@ func roundTrip(t *testing.T, p *corev1.Pod) *corev1.Pod {
 
 // served is the pod's protobuf bytes, as the server sends them, and the
 // pod a typed client decodes from them.
-func served(t *testing.T, p *corev1.Pod) ([]byte, *corev1.Pod) {
+func served(t testing.TB, p *corev1.Pod) ([]byte, *corev1.Pod) {
 	t.Helper()
 	raw, err := p.Marshal()
 	if err != nil {
