@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -157,7 +158,7 @@ func (f Failure) String() string {
 }
 
 // podState is what the Evaluator keeps per pod: a few words, so 50,000
-// pods cost little, and no pointer into the informer cache.
+// pods cost little, and no pointer into the informer cache but later's.
 type podState struct {
 	uid       types.UID
 	satisfied bool
@@ -171,6 +172,10 @@ type podState struct {
 	// rev is the Deployment ReplicaSet the pod counts for, if any.
 	rev    *revision
 	status string
+	// later, until Statuses calls it, reads the pod whose STATUS is not
+	// worked out yet (see ObserveLater); status is then "" and not
+	// counted.
+	later func() *corev1.Pod
 	// baseline holds restart counts at first sight for pods of the
 	// initial list; nil for pods that appeared later (baseline 0).
 	baseline map[string]int32
@@ -234,6 +239,19 @@ func (e *Evaluator) Observe(key string, pod *corev1.Pod, initial bool) {
 // ObserveStatus is Observe with the STATUS column kubectl shows for the
 // pod, from the server's table; "" works it out with Status.
 func (e *Evaluator) ObserveStatus(key string, pod *corev1.Pod, status string, initial bool) {
+	e.observe(key, pod, status, nil, initial)
+}
+
+// ObserveLater is Observe for a run that judges nothing (see Judges):
+// pod need hold only its metadata, and the STATUS is worked out from
+// whole() when Statuses is first called, which such a run does once at
+// most, for the summary of a stream that was stopped. Decoding each pod
+// for a word no one reads was a sixth of `-o json`'s CPU.
+func (e *Evaluator) ObserveLater(key string, pod *corev1.Pod, whole func() *corev1.Pod, initial bool) {
+	e.observe(key, pod, "", whole, initial)
+}
+
+func (e *Evaluator) observe(key string, pod *corev1.Pod, status string, later func() *corev1.Pod, initial bool) {
 	if pod == nil {
 		e.Forget(key)
 		return
@@ -255,7 +273,10 @@ func (e *Evaluator) ObserveStatus(key string, pod *corev1.Pod, status string, in
 		e.untally(key, st)
 	}
 	st.satisfied = e.satisfies(pod)
-	st.status = statusOf(pod, status)
+	st.status, st.later = "", later
+	if later == nil {
+		st.status = statusOf(pod, status)
+	}
 	st.leaving = pod.DeletionTimestamp != nil && !e.gone
 	st.job = e.jobTargetOf(pod)
 	st.finished = !st.leaving && st.job != nil && !st.satisfied && podFinished(pod)
@@ -275,7 +296,13 @@ func (e *Evaluator) ObserveStatus(key string, pod *corev1.Pod, status string, in
 // conditions (and the targets, which need them), --fail-on and
 // --max-restarts read the rest, and the STATUS when there is no cell.
 func (e *Evaluator) ReadsPod(status string) bool {
-	return status == "" || len(e.spec.Conditions) > 0 || len(e.failOn) > 0 || e.spec.MaxRestarts != Unset
+	return status == "" || e.Judges()
+}
+
+// Judges reports whether the run judges its pods: conditions, --fail-on
+// or --max-restarts.
+func (e *Evaluator) Judges() bool {
+	return len(e.spec.Conditions) > 0 || len(e.failOn) > 0 || e.spec.MaxRestarts != Unset
 }
 
 // Forget records that the pod is gone. A failure already seen stays:
@@ -334,13 +361,16 @@ func (e *Evaluator) Reason(r Result) string {
 	return s + ": " + names
 }
 
-// Statuses returns a copy of the pod counts per STATUS.
+// Statuses returns a copy of the pod counts per STATUS. After
+// ObserveLater it costs O(pods) once: call it for the summary.
 func (e *Evaluator) Statuses() map[string]int {
-	out := make(map[string]int, len(e.statuses))
-	for k, v := range e.statuses {
-		out[k] = v
+	for _, st := range e.pods {
+		if st.later != nil {
+			st.status, st.later = statusOf(st.later(), ""), nil
+			e.statuses[st.status]++
+		}
 	}
-	return out
+	return maps.Clone(e.statuses)
 }
 
 // UnsatisfiedKeys returns the sorted keys of pods that miss a condition
@@ -373,7 +403,9 @@ func (e *Evaluator) UnsatisfiedKeys() []string {
 }
 
 func (e *Evaluator) tally(key string, st *podState) {
-	e.statuses[st.status]++
+	if st.later == nil {
+		e.statuses[st.status]++
+	}
 	switch {
 	case st.leaving:
 		e.leaving++
@@ -385,8 +417,10 @@ func (e *Evaluator) tally(key string, st *podState) {
 }
 
 func (e *Evaluator) untally(key string, st *podState) {
-	if e.statuses[st.status]--; e.statuses[st.status] <= 0 {
-		delete(e.statuses, st.status)
+	if st.later == nil {
+		if e.statuses[st.status]--; e.statuses[st.status] <= 0 {
+			delete(e.statuses, st.status)
+		}
 	}
 	if st.leaving {
 		e.leaving--

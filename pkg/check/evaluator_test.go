@@ -474,3 +474,50 @@ func TestReadsPodOnlyWhenJudging(t *testing.T) {
 		}
 	}
 }
+
+// A run that judges nothing and has no STATUS cell counts the same
+// statuses and reaches the same verdict with ObserveLater, reading each
+// pod only when Statuses is first asked, and only the pod's last state;
+// a pod changed or gone after that is counted right.
+func TestObserveLaterReadsPodsOnlyForStatuses(t *testing.T) {
+	plain := Spec{MinPods: Unset, MaxRestarts: Unset}
+	pods := []*corev1.Pod{
+		newPod("web", ready()),
+		newPod("crash", waiting("app", "CrashLoopBackOff", "back-off", 3)),
+		newPod("old", ready(), deleting()),
+		newPod("pending"),
+	}
+	now, later := NewEvaluator(plain), NewEvaluator(plain)
+	if later.Judges() {
+		t.Fatal("a run without conditions, --fail-on or --max-restarts judges its pods")
+	}
+	reads := 0
+	whole := func(p *corev1.Pod) func() *corev1.Pod { return func() *corev1.Pod { reads++; return p } }
+	for _, p := range pods {
+		now.Observe(p.Name, p, true)
+		// A first state, replaced before anything is asked: never read.
+		later.ObserveLater(p.Name, &corev1.Pod{ObjectMeta: p.ObjectMeta}, whole(newPod(p.Name, ready())), true)
+		later.ObserveLater(p.Name, &corev1.Pod{ObjectMeta: p.ObjectMeta}, whole(p), false)
+	}
+	if reads != 0 {
+		t.Fatalf("%d pods read before Statuses", reads)
+	}
+	if a, b := now.Statuses(), later.Statuses(); !reflect.DeepEqual(a, b) {
+		t.Errorf("statuses observed at once %v, later %v", a, b)
+	}
+	if reads != len(pods) {
+		t.Errorf("%d pods read for Statuses, want %d", reads, len(pods))
+	}
+	if a, b := now.Verdict(), later.Verdict(); a != b {
+		t.Errorf("verdict observed at once %+v, later %+v", a, b)
+	}
+	for _, e := range []*Evaluator{now, later} {
+		e.Forget("crash")
+	}
+	crash := newPod("web", waiting("app", "CrashLoopBackOff", "back-off", 4))
+	now.Observe("web", crash, false)
+	later.ObserveLater("web", &corev1.Pod{ObjectMeta: crash.ObjectMeta}, whole(crash), false)
+	if a, b := now.Statuses(), later.Statuses(); !reflect.DeepEqual(a, b) || b["CrashLoopBackOff"] != 1 || b["Running"] != 0 {
+		t.Errorf("after a change and a deletion: statuses observed at once %v, later %v", a, b)
+	}
+}

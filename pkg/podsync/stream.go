@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
@@ -25,6 +27,9 @@ type stream struct {
 	clusters []*clusterRun
 	// several: the run watches more than one cluster.
 	several bool
+	// identity is the pod observe hands the check when the check reads
+	// only its metadata, reused (see identity).
+	identity corev1.Pod
 
 	deliveries  chan delivery
 	pages       chan page
@@ -236,11 +241,16 @@ func (s *stream) observe(w *clusterRun, m controller.Message, cached *source.Pod
 		// is final, later states of that pod are not.
 		keep := w.judged != nil && !failedOn(w.eval, key)
 		status := source.Cell(m.Row, "Status")
-		pod := m.Row.Identity()
-		if w.eval.ReadsPod(status) {
-			pod = m.Row.Pod()
+		initial := m.Kind == controller.Sync
+		switch {
+		case status == "" && !w.eval.Judges():
+			// The cached row, not the one decoded for the printer.
+			w.eval.ObserveLater(key, s.identityOf(m.Row), cached.Pod, initial)
+		case w.eval.ReadsPod(status):
+			w.eval.ObserveStatus(key, m.Row.Pod(), status, initial)
+		default:
+			w.eval.ObserveStatus(key, s.identityOf(m.Row), status, initial)
 		}
-		w.eval.ObserveStatus(key, pod, status, m.Kind == controller.Sync)
 		if keep {
 			w.judged[key] = cached
 		}
@@ -251,6 +261,15 @@ func (s *stream) observe(w *clusterRun, m controller.Message, cached *source.Pod
 	}
 	delete(w.judged, key)
 	w.eval.Forget(key)
+}
+
+// identityOf is a pod holding only row's metadata, for a check that
+// reads nothing else and keeps nothing of it: one pod reused for every
+// message, where a new one (1,280 bytes before its metadata) was a tenth
+// of the CPU of `-o json` at 50,000 pods.
+func (s *stream) identityOf(row *source.PodRow) *corev1.Pod {
+	s.identity.ObjectMeta = *row.Meta()
+	return &s.identity
 }
 
 // failedOn reports whether the pod of key has failed the check.
