@@ -26,7 +26,7 @@ func (w *Writer) printJSON(msg controller.Message) error {
 	return w.appendEventJSON(&w.buf, msg.Kind, w.messageContext(msg), typedPod(whole))
 }
 
-// appendEventJSON writes the envelope of printEventJSON to dst, with
+// appendEventJSON writes the envelope of printJSON around obj to dst, with
 // "context" after "type" when context is set (a run over several
 // contexts).
 func (w *Writer) appendEventJSON(dst *bytes.Buffer, kind controller.Kind, context string, obj any) error {

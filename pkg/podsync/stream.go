@@ -28,7 +28,7 @@ type stream struct {
 	// several: the run watches more than one cluster.
 	several bool
 	// identity is the pod observe hands the check when the check reads
-	// only its metadata, reused (see identity).
+	// only its metadata, reused (see identityOf).
 	identity corev1.Pod
 
 	deliveries  chan delivery

@@ -110,6 +110,9 @@ type jsonType struct {
 	// own writes a value of a type with JSON of its own whose
 	// MarshalJSON is known to write valid, compact JSON; nil for others.
 	own func(dst, msg []byte) ([]byte, error)
+	// isZero, for such a type, tells omitzero's answer without
+	// reflection; nil for others.
+	isZero func(msg []byte) (bool, error)
 }
 
 // jsonField is one field of a struct's plan.
@@ -158,7 +161,7 @@ func planJSON(t reflect.Type, seen map[reflect.Type]*jsonType) (*jsonType, error
 			return nil, fmt.Errorf("%s has its own JSON but no protobuf decoding, or is no struct", t)
 		}
 		p.kind = jsonOwn
-		p.own = trustedJSON[t]
+		p.own, p.isZero = trustedJSON[t], trustedZero[t]
 		return p, nil
 	}
 	if reflect.PointerTo(t).Implements(textType) {
@@ -621,33 +624,34 @@ var trustedJSON = map[reflect.Type]func(dst, msg []byte) ([]byte, error){
 	reflect.TypeFor[intstr.IntOrString](): ownJSON[intstr.IntOrString],
 }
 
+// trustedZero tells omitzero's answer for the one type a pod holds with
+// omitzero (its creationTimestamp).
+var trustedZero = map[reflect.Type]func(msg []byte) (bool, error){
+	reflect.TypeFor[metav1.Time](): timeIsZero,
+}
+
 // appendTime writes a metav1.Time as its MarshalJSON does, without the
 // buffer that allocates: null for the zero time, else the whole seconds in
-// UTC as RFC 3339. Like its Unmarshal, it reads the seconds and leaves the
-// nanoseconds.
+// UTC as RFC 3339.
 func appendTime(dst, msg []byte) ([]byte, error) {
-	var seconds int64
-	err := eachField(msg, func(num protowire.Number, value, whole []byte) error {
-		if num != 1 {
-			return nil
-		}
-		v, n := protowire.ConsumeVarint(value)
-		if whole[0]&7 != byte(protowire.VarintType) || n < 0 {
-			return errNoPlan
-		}
-		seconds = int64(v)
-		return nil
-	})
-	if err != nil {
-		return dst, err
+	var t metav1.Time
+	if err := t.Unmarshal(msg); err != nil {
+		return dst, fmt.Errorf("decode a time: %w", err)
 	}
-	t := time.Unix(seconds, 0)
-	if len(msg) == 0 || t.IsZero() {
+	if t.IsZero() {
 		return append(dst, "null"...), nil
 	}
 	dst = append(dst, '"')
 	dst = t.UTC().AppendFormat(dst, time.RFC3339)
 	return append(dst, '"'), nil
+}
+
+func timeIsZero(msg []byte) (bool, error) {
+	var t metav1.Time
+	if err := t.Unmarshal(msg); err != nil {
+		return false, fmt.Errorf("decode a time: %w", err)
+	}
+	return t.IsZero(), nil
 }
 
 // ownJSON decodes a T and appends what its MarshalJSON writes.
@@ -679,6 +683,9 @@ func decodeOwn(t *jsonType, msg []byte) (reflect.Value, error) {
 // ownIsZero tells whether omitzero leaves a value out, as encoding/json
 // decides it: by the type's IsZero, else by its Go zero value.
 func ownIsZero(t *jsonType, msg []byte) (bool, error) {
+	if t.isZero != nil {
+		return t.isZero(msg)
+	}
 	v, err := decodeOwn(t, msg)
 	if err != nil {
 		return false, err
@@ -689,10 +696,10 @@ func ownIsZero(t *jsonType, msg []byte) (bool, error) {
 	return v.Elem().IsZero(), nil
 }
 
-// appendOwn writes a value through its own MarshalJSON. encoding/json
-// compacts and HTML-escapes what a MarshalJSON returns; output that has
-// nothing to compact or escape is taken as it is, and anything else goes
-// through encoding/json itself.
+// appendOwn writes a value through its own MarshalJSON: the trusted
+// types' directly, any other's (managedFields' FieldsV1, raw objects)
+// through encoding/json, which compacts and HTML-escapes what a
+// MarshalJSON returns.
 func appendOwn(dst []byte, t *jsonType, msg []byte) ([]byte, error) {
 	if t.own != nil {
 		return t.own(dst, msg)
@@ -701,25 +708,11 @@ func appendOwn(dst []byte, t *jsonType, msg []byte) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	out, err := v.Interface().(json.Marshaler).MarshalJSON()
-	if err == nil && plainJSON(out) {
-		return append(dst, out...), nil
-	}
-	if out, err = json.Marshal(v.Interface()); err != nil {
+	out, err := json.Marshal(v.Interface())
+	if err != nil {
 		return dst, fmt.Errorf("marshal a %s: %w", t.typ, err)
 	}
 	return append(dst, out...), nil
-}
-
-// plainJSON tells whether b is JSON encoding/json would write unchanged:
-// printable ASCII without spaces or the characters it escapes, and valid.
-func plainJSON(b []byte) bool {
-	for _, c := range b {
-		if c <= ' ' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return json.Valid(b)
 }
 
 // appendJSONString writes s quoted as encoding/json quotes it: printable
