@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -87,8 +86,6 @@ type Options struct {
 	progress      time.Duration
 	// getenv reads the environment (GitHub Actions); tests replace it.
 	getenv func(string) string
-	// watching tunes the process once the run only watches (Execute).
-	watching func()
 
 	// Set by Complete and Validate.
 	untilSet, failOnSet bool
@@ -119,10 +116,7 @@ func NewOptions(streams genericiooptions.IOStreams) *Options {
 
 // NewCommand builds `kubectl podsync`.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	return newCommand(NewOptions(streams))
-}
-
-func newCommand(o *Options) *cobra.Command {
+	o := NewOptions(streams)
 	c := &cobra.Command{
 		Use:     "podsync [POD_NAME | TYPE/NAME ...] [-f FILE|DIR|- ...] [flags]",
 		Short:   "Watch pods and report every change: SYNC, ADD, UPDATE, GONE",
@@ -294,7 +288,7 @@ func (o *Options) Validate() error {
 		RequestTimeout:    o.restConfig.Timeout,
 		SkipUnavailable:   o.skipUnavail,
 		Diagnose:          o.diagnose, Events: o.events, LogLines: o.logLines,
-		ProgressInterval: o.progress, GitHub: gh, Watching: o.watching,
+		ProgressInterval: o.progress, GitHub: gh,
 	}
 	return nil
 }
@@ -341,24 +335,9 @@ func (o *Options) Run(ctx context.Context) error {
 	return outcomeError(podsync.Run(ctx, o.config, clusters...))
 }
 
-// oneProcWhileWatching lowers GOMAXPROCS to 1 once the process only
-// watches, unless the user set GOMAXPROCS. A watch's events come one at a
-// time, and with a second P idle each one wakes another thread to run a
-// goroutine of the chain that hands it on (HTTP/2 reader, decoder,
-// informer, worker, stream); on one P they run in turn on one thread.
-// Measured in docs/BENCHMARKS.md: about a quarter less CPU per update.
-func oneProcWhileWatching(getenv func(string) string) func() {
-	if getenv("GOMAXPROCS") != "" {
-		return nil
-	}
-	return func() { runtime.GOMAXPROCS(1) }
-}
-
 // Execute runs the command with args and returns the process exit code.
 func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
-	o := NewOptions(streams)
-	o.watching = oneProcWhileWatching(o.getenv)
-	c := newCommand(o)
+	c := NewCommand(streams)
 	c.SetArgs(args)
 	c.SetIn(streams.In)
 	c.SetOut(streams.Out)

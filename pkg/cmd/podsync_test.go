@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -153,23 +152,5 @@ func TestUnusableServerIsExit1(t *testing.T) {
 	}
 	if requests.Load() == 0 {
 		t.Error("no request reached the server")
-	}
-}
-
-// Once the run only watches, the process drops to one P, unless the user
-// set GOMAXPROCS.
-func TestOneProcWhileWatching(t *testing.T) {
-	if oneProcWhileWatching(func(string) string { return "4" }) != nil {
-		t.Error("GOMAXPROCS=4 set by the user is overridden")
-	}
-	watching := oneProcWhileWatching(func(string) string { return "" })
-	if watching == nil {
-		t.Fatal("no tuning without GOMAXPROCS set")
-	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	runtime.GOMAXPROCS(2)
-	watching()
-	if n := runtime.GOMAXPROCS(0); n != 1 {
-		t.Errorf("GOMAXPROCS %d after watching began, want 1", n)
 	}
 }

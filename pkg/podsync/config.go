@@ -72,10 +72,6 @@ type Config struct {
 	ProgressInterval time.Duration
 	// GitHub is set when the run is a GitHub Actions step.
 	GitHub *GitHubActions
-	// Watching, when set, is called once, on the stream goroutine, when
-	// every cluster's initial list is in and a run that is not --once
-	// goes on watching.
-	Watching func()
 }
 
 // GitHubActions is what a run does for GitHub Actions: text from the

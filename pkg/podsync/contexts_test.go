@@ -4,9 +4,7 @@ import (
 	"context"
 	"net"
 	"regexp"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -126,66 +124,6 @@ func TestContextsSlowClusterDelaysNoOther(t *testing.T) {
 	r.cancel(podsync.ErrTimeout)
 	if out := r.outcome(t); out.Verdict != podsync.Done {
 		t.Errorf("outcome %+v, want done", out)
-	}
-}
-
-// Config.Watching is called once, when every cluster's initial list is in
-// (not while one still lists), and never for --once.
-func TestWatchingCalledOnceEveryListIsIn(t *testing.T) {
-	slow, fast := newSim(true), newSim(true)
-	slow.put(newSimPod("a", "web-1", 1, runningReady, ""))
-	fast.put(newSimPod("a", "web-2", 1, runningReady, ""))
-	release := make(chan struct{})
-	held := &source.Source{
-		List: func(ctx context.Context, o metav1.ListOptions) (*source.PodRowList, error) {
-			<-release
-			return slow.list(ctx, o)
-		},
-		Watch: slow.watch,
-	}
-	var mu sync.Mutex
-	var printed []string // stdout at each call
-	var r *multiRun
-	watching := func(c *podsync.Config) {
-		c.Watching = func() {
-			mu.Lock()
-			defer mu.Unlock()
-			printed = append(printed, r.stdout.String())
-		}
-	}
-	calls := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(printed)
-	}
-	r = startMulti(t, watching, false, []podsync.Cluster{{Name: "slow", Source: held}, simCluster("fast", fast)})
-	r.waitOut(t, `(?m)^SYNC\s+fast\s+web-2\s`)
-	time.Sleep(200 * time.Millisecond)
-	if got := calls(); len(got) != 0 {
-		t.Fatalf("Watching called while the slow cluster still listed; stdout then:\n%s", got[0])
-	}
-	close(release)
-	r.waitOut(t, `(?m)^SYNC\s+slow\s+web-1\s`)
-	for deadline := time.Now().Add(10 * time.Second); len(calls()) == 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	fast.put(newSimPod("a", "web-2", 1, crashLooping, ""))
-	r.waitOut(t, `(?m)^UPDATE\s+fast\s+web-2\s`)
-	r.cancel(podsync.ErrTimeout)
-	r.outcome(t)
-	if got := calls(); len(got) != 1 || !strings.Contains(got[0], "slow") {
-		t.Fatalf("Watching called %d times (want once, after both lists); stdout at the calls: %q", len(got), got)
-	}
-
-	once := newSim(true)
-	once.put(newSimPod("a", "web-1", 1, runningReady, ""))
-	printed = nil
-	r = startMulti(t, func(c *podsync.Config) { watching(c); c.Once = true }, false, []podsync.Cluster{simCluster("once", once)})
-	if out := r.outcome(t); out.Verdict != podsync.Done {
-		t.Fatalf("--once: outcome %+v", out)
-	}
-	if got := calls(); len(got) != 0 {
-		t.Errorf("Watching called for --once (%d times)", len(got))
 	}
 }
 

@@ -44,8 +44,6 @@ type stream struct {
 	// graceOver: a failed check stopped waiting for diagnoses.
 	graceOver bool
 	progress  *progress
-	// watching: cfg.Watching has been called.
-	watching bool
 }
 
 // delivery is one key's messages from a worker of clusters[cluster].
@@ -99,12 +97,10 @@ func (s *stream) loop(ctx context.Context) ending {
 			if end, over := s.initialListDone(s.clusters[i]); over {
 				return end
 			}
-			s.startWatching()
 		case u := <-s.unavailable:
 			if end, over := s.skip(u); over {
 				return end
 			}
-			s.startWatching()
 		case res := <-s.lookups:
 			s.clusters[res.cluster].rollouts.apply(s.clusters[res.cluster].eval, res)
 		case ev := <-s.workloads:
@@ -140,21 +136,6 @@ func (s *stream) initialListDone(w *clusterRun) (ending, bool) {
 	}
 	s.writer.SetBuffered(false)
 	return s.flush()
-}
-
-// startWatching calls cfg.Watching once every cluster's initial list is
-// in (or the cluster skipped), unless the run ends with its lists.
-func (s *stream) startWatching() {
-	if s.watching || s.cfg.Watching == nil || s.cfg.Once {
-		return
-	}
-	for _, w := range s.clusters {
-		if !w.initial {
-			return
-		}
-	}
-	s.watching = true
-	s.cfg.Watching()
 }
 
 // releaseHeld prints what is held back for initial lists that a failure

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -298,33 +297,5 @@ func parallel(t *testing.T, names []string, f func(string) error) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
-	}
-}
-
-// Once its list is in, a run that goes on watching runs its Go code on one
-// thread at a time: the runtime's own trace (GODEBUG=schedtrace) shows
-// gomaxprocs fall to 1. A GOMAXPROCS the user set is kept.
-func TestWatchingRunsOnOneProc(t *testing.T) {
-	if runtime.NumCPU() < 2 {
-		t.Skip("one CPU: GOMAXPROCS is 1 from the start")
-	}
-	ns := env.Namespace(t)
-	runningPod(t, ns, "p-0", nil)
-	sched := regexp.MustCompile(`(?m)^SCHED \d+ms: gomaxprocs=(\d+) `)
-	traces := func(s *harness.Stream) [][]string { return sched.FindAllStringSubmatch(s.Stderr(), -1) }
-	for _, tc := range []struct {
-		env  []string
-		want string
-	}{{nil, "1"}, {[]string{"GOMAXPROCS=2"}, "2"}} {
-		s := env.StartEnv(t, append([]string{"GODEBUG=schedtrace=100"}, tc.env...), "-n", ns)
-		s.WaitLine(`^SYNC\s+p-0\s`, lineLimit)
-		listed := len(traces(s))
-		harness.Eventually(t, lineLimit, func() string { return "five scheduler traces after the list; " + s.Dump() },
-			func() bool { return len(traces(s)) >= listed+5 })
-		s.Stop(syscall.SIGINT)
-		all := traces(s)
-		if last := all[len(all)-1][1]; last != tc.want {
-			t.Errorf("%v: gomaxprocs=%s once watching, want %s; stderr:\n%s", tc.env, last, tc.want, s.Stderr())
-		}
 	}
 }
