@@ -181,6 +181,9 @@ func (e *env) startCluster(ctx context.Context, tmp string) (func() error, error
 		}
 		e.cluster, e.kubeconfig = c, c.Kubeconfig
 		e.logf("attached to the cluster in %s", cfg.attach)
+		if err := e.adoptShape(ctx); err != nil {
+			return nil, err
+		}
 		return func() error { return nil }, e.stopControllers()
 	}
 	dir := cfg.dir

@@ -36,6 +36,8 @@ type config struct {
 	keep        bool
 	status      string
 	shape       string
+	// shapeGiven: -pod-shape was on the command line.
+	shapeGiven bool
 	nodes       int
 	namespaces  int
 	perApp      int
@@ -122,6 +124,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	if c.smoke {
 		c.smokeDefaults(fl, lists)
 	}
+	fl.Visit(func(f *flag.Flag) { c.shapeGiven = c.shapeGiven || f.Name == "pod-shape" })
 	if err := c.parseLists(lists); err != nil {
 		return nil, usageError{err}
 	}

@@ -35,6 +35,10 @@ func TestParseConfig(t *testing.T) {
 		if cfg.shape != c.shape {
 			t.Errorf("%q: shape %q, want %q", c.args, cfg.shape, c.shape)
 		}
+		// An attached cluster's own shape replaces only a shape not given.
+		if given := c.args != nil; cfg.shapeGiven != given {
+			t.Errorf("%q: -pod-shape given %v, want %v", c.args, cfg.shapeGiven, given)
+		}
 	}
 }
 

@@ -79,6 +79,34 @@ func newLoader(e *env) (*loader, error) {
 	return &loader{e: e, cs: cs, rest: cfg}, nil
 }
 
+// adoptShape takes an attached cluster's pod shape from one of its pods,
+// so that the report describes the pods measured and a grown cluster gets
+// more of the same; a -pod-shape that contradicts them is an error.
+func (e *env) adoptShape(ctx context.Context) error {
+	l, err := newLoader(e)
+	if err != nil {
+		return err
+	}
+	pods, err := l.cs.CoreV1().Pods(l.namespace(0)).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return fmt.Errorf("read the attached cluster's pod shape: %w", err)
+	}
+	if len(pods.Items) == 0 {
+		return nil
+	}
+	shape := "deployment"
+	if len(pods.Items[0].Spec.Containers) == 1 {
+		shape = "small"
+	}
+	switch {
+	case !e.cfg.shapeGiven:
+		e.cfg.shape = shape
+	case e.cfg.shape != shape:
+		return usageError{fmt.Errorf("-pod-shape %s, but the pods of the cluster in %s are %s", e.cfg.shape, e.cfg.attach, shape)}
+	}
+	return nil
+}
+
 func (l *loader) namespace(app int) string {
 	return fmt.Sprintf("bench-%02d", app%l.e.cfg.namespaces)
 }
