@@ -15,29 +15,28 @@ import (
 
 // config is every flag of a bench run.
 type config struct {
-	sizes      []int
-	runs       int
-	rates      []float64
-	duration   time.Duration
-	churn      bool
-	churnPeers []string
-	method     string
-	warmup     bool
-	check      bool
-	wire       bool
-	guard      bool
-	apiMemory  bool
-	memBudget  int64 // bytes; 0: what the machine has available
-	bin        string
-	plugin     string
-	compare    []build
-	dir        string
-	attach     string
-	keep       bool
-	status     string
-	shape      string
-	// shapeGiven: -pod-shape was on the command line.
-	shapeGiven  bool
+	sizes       []int
+	runs        int
+	rates       []float64
+	duration    time.Duration
+	churn       bool
+	churnPeers  []string
+	method      string
+	warmup      bool
+	check       bool
+	wire        bool
+	guard       bool
+	apiMemory   bool
+	memBudget   int64 // bytes; 0: what the machine has available
+	bin         string
+	plugin      string
+	compare     []build
+	dir         string
+	attach      string
+	keep        bool
+	status      string
+	shape       string
+	shapeGiven  bool // -pod-shape was on the command line
 	nodes       int
 	namespaces  int
 	perApp      int

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,7 +37,7 @@ func TestParseConfig(t *testing.T) {
 			t.Errorf("%q: shape %q, want %q", c.args, cfg.shape, c.shape)
 		}
 		// An attached cluster's own shape replaces only a shape not given.
-		if given := c.args != nil; cfg.shapeGiven != given {
+		if given := slices.Contains(c.args, "-pod-shape"); cfg.shapeGiven != given {
 			t.Errorf("%q: -pod-shape given %v, want %v", c.args, cfg.shapeGiven, given)
 		}
 	}
