@@ -287,6 +287,18 @@ func verifyOutput(c command, pods int, s sample) error {
 	return nil
 }
 
+// argv is c's command line: a floor variant, a program of its own (found
+// on PATH, the plugin's folder first), or kubectl with c's arguments.
+func (e *env) argv(c command) []string {
+	switch {
+	case c.isFloor():
+		return e.floorArgs(c.floor)
+	case c.program != "":
+		return append([]string{c.program}, c.args...)
+	}
+	return append([]string{e.kubectl}, c.args...)
+}
+
 func (e *env) floorArgs(flags []string) []string {
 	return append([]string{filepath.Join(e.pluginDir, "floor"), "-kubeconfig", e.kubeconfig}, flags...)
 }
@@ -325,13 +337,7 @@ func (e *env) runCommand(ctx context.Context, c command, out, errOut io.Writer) 
 	}
 	result.Close()
 	defer os.Remove(result.Name())
-	argv := append([]string{e.kubectl}, c.args...)
-	switch {
-	case c.isFloor():
-		argv = e.floorArgs(c.floor)
-	case c.program != "":
-		argv = append([]string{c.program}, c.args...)
-	}
+	argv := e.argv(c)
 	spawnArgs := []string{result.Name()}
 	if out == nil {
 		spawnArgs = []string{"-rows", fmt.Sprint(headerLines(c.out)), result.Name()}

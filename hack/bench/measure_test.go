@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,17 @@ func TestOnlySelectsCompareBuildsOutputs(t *testing.T) {
 		if got := fmt.Sprint(ids); got != want {
 			t.Errorf("-only %s selected %s, want %s", only, got, want)
 		}
+	}
+}
+
+// podsync-bin runs the plugin's binary itself; podsync runs it through
+// kubectl, whose start is the difference the two rows show.
+func TestBinaryAloneSkipsKubectl(t *testing.T) {
+	e := &env{kubectl: "/tools/kubectl"}
+	if got, want := e.argv(byID(t, "podsync-bin")), []string{"kubectl-podsync", "-A", "--once"}; !slices.Equal(got, want) {
+		t.Errorf("podsync-bin runs %q, want %q", got, want)
+	}
+	if got, want := e.argv(byID(t, "podsync")), []string{"/tools/kubectl", "podsync", "-A", "--once"}; !slices.Equal(got, want) {
+		t.Errorf("podsync runs %q, want %q", got, want)
 	}
 }
