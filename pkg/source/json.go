@@ -634,9 +634,9 @@ var trustedZero = map[reflect.Type]func(msg []byte) (bool, error){
 // buffer that allocates: null for the zero time, else the whole seconds in
 // UTC as RFC 3339.
 func appendTime(dst, msg []byte) ([]byte, error) {
-	var t metav1.Time
-	if err := t.Unmarshal(msg); err != nil {
-		return dst, fmt.Errorf("decode a time: %w", err)
+	t, err := decodeTime(msg)
+	if err != nil {
+		return dst, err
 	}
 	if t.IsZero() {
 		return append(dst, "null"...), nil
@@ -647,11 +647,16 @@ func appendTime(dst, msg []byte) ([]byte, error) {
 }
 
 func timeIsZero(msg []byte) (bool, error) {
+	t, err := decodeTime(msg)
+	return t.IsZero(), err
+}
+
+func decodeTime(msg []byte) (metav1.Time, error) {
 	var t metav1.Time
 	if err := t.Unmarshal(msg); err != nil {
-		return false, fmt.Errorf("decode a time: %w", err)
+		return t, fmt.Errorf("decode a time: %w", err)
 	}
-	return t.IsZero(), nil
+	return t, nil
 }
 
 // ownJSON decodes a T and appends what its MarshalJSON writes.
