@@ -27,6 +27,7 @@ type config struct {
 	wire        bool
 	guard       bool
 	apiMemory   bool
+	apiMemRuns  int
 	memBudget   int64 // bytes; 0: what the machine has available
 	bin         string
 	plugin      string
@@ -73,7 +74,8 @@ func (c *config) register(fl *flag.FlagSet) *listFlags {
 	fl.BoolVar(&c.warmup, "warmup", true, "run each command once, untimed, before the measured runs")
 	fl.BoolVar(&c.check, "check", true, "before measuring, check that podsync's table and JSON match kubectl's and that the table takes its fast path")
 	fl.BoolVar(&c.wire, "wire", true, "measure the bytes of one unpaginated LIST in each format (the JSON and Table ones cost the API server a lot at 150,000 pods)")
-	fl.BoolVar(&c.apiMemory, "apiserver-memory", true, "after the rounds, restart the API server before one more run each of podsync and kubectl and measure what serving it took")
+	fl.BoolVar(&c.apiMemory, "apiserver-memory", true, "after the rounds, restart the API server before each further run of podsync and kubectl and measure what serving it took")
+	fl.IntVar(&c.apiMemRuns, "apiserver-memory-runs", 5, "-apiserver-memory: runs of each client, alternating, each on a freshly restarted API server; the target compares medians")
 	fl.BoolVar(&c.live, "live", true, "write one pod before each measured run, as a live cluster's pods are written: the API server then serves a list's later pages from its watch cache, where on an idle cluster it reads them from etcd")
 	fl.BoolVar(&c.guard, "guard", true, "skip a command whose peak RSS, estimated from the smaller sizes, would not fit in the memory available")
 	fl.Func("mem-budget", "memory the guard may count on, in MiB, at most (default: what the machine has available; less to leave room for others)", func(v string) error {
@@ -138,12 +140,13 @@ func (c *config) smokeDefaults(fl *flag.FlagSet, l *listFlags) {
 	set := map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	defaults := map[string]func(){
-		"pods":     func() { l.pods = "300" },
-		"runs":     func() { c.runs = 1 },
-		"duration": func() { c.duration = 3 * time.Second },
-		"rate":     func() { l.rates = "300" },
-		"warmup":   func() { c.warmup = false },
-		"timeout":  func() { c.timeout = 10 * time.Minute },
+		"pods":                  func() { l.pods = "300" },
+		"runs":                  func() { c.runs = 1 },
+		"apiserver-memory-runs": func() { c.apiMemRuns = 1 },
+		"duration":              func() { c.duration = 3 * time.Second },
+		"rate":                  func() { l.rates = "300" },
+		"warmup":                func() { c.warmup = false },
+		"timeout":               func() { c.timeout = 10 * time.Minute },
 	}
 	for name, apply := range defaults {
 		if !set[name] {
@@ -183,6 +186,7 @@ func (c *config) validate() error {
 	}{
 		{c.bin == "", "-bin or $PODSYNC_TOOLS_BIN is required (PODSYNC_TOOLS_BIN=\"$(hack/build-tools.sh)\")"},
 		{c.runs < 1 || c.runs > 100, fmt.Sprintf("-runs %d: want 1 to 100", c.runs)},
+		{c.apiMemRuns < 1 || c.apiMemRuns > 20, fmt.Sprintf("-apiserver-memory-runs %d: want 1 to 20", c.apiMemRuns)},
 		{c.duration <= 0 || c.duration > time.Hour, fmt.Sprintf("-duration %s: want more than 0 and at most 1h", c.duration)},
 		{c.method != "put" && c.method != "patch", fmt.Sprintf("-update %q: want put or patch", c.method)},
 		{c.status != "self" && c.status != "kwok", fmt.Sprintf("-status %q: want self or kwok", c.status)},

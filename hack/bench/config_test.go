@@ -21,6 +21,7 @@ func TestParseConfig(t *testing.T) {
 		{args: []string{"-pods", "50000,5000"}, err: "-pods: counts must increase (5000 after 50000)"},
 		{args: []string{"-pods", "250000"}, err: `-pods: "250000" is not a pod count from 2 to 200000`},
 		{args: []string{"-churn-peers", "kubectl,stern"}, err: `-churn-peers: unknown watcher "stern" (known: kubectl,floor)`},
+		{args: []string{"-apiserver-memory-runs", "0"}, err: "-apiserver-memory-runs 0: want 1 to 20"},
 	} {
 		cfg, err := parseConfig(append([]string{"-bin", "/tools"}, c.args...), io.Discard)
 		if c.err != "" {
@@ -77,4 +78,17 @@ func TestSmallPodsAreSmall(t *testing.T) {
 		t.Errorf("small pod %d bytes, deployment pod %d: want at most 2 KB and half", size["small"], size["deployment"])
 	}
 	t.Logf("protobuf without managedFields: deployment %d bytes, small %d", size["deployment"], size["small"])
+}
+
+func TestAPIServerMemoryRuns(t *testing.T) {
+	for flags, want := range map[string]int{"": 5, "-smoke": 1, "-smoke -apiserver-memory-runs 3": 3, "-apiserver-memory-runs 2": 2} {
+		args := append([]string{"-bin", "/tools"}, strings.Fields(flags)...)
+		cfg, err := parseConfig(args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if cfg.apiMemRuns != want {
+			t.Errorf("%q: %d runs on a restarted API server, want %d", args, cfg.apiMemRuns, want)
+		}
+	}
 }

@@ -130,12 +130,17 @@ func (r *cmdResult) measured() bool { return len(r.samples) > 0 }
 type stat struct{ median, min, max float64 }
 
 func statOf(samples []sample, f func(sample) float64) stat {
-	if len(samples) == 0 {
-		return stat{}
-	}
 	v := make([]float64, len(samples))
 	for i, s := range samples {
 		v[i] = f(s)
+	}
+	return statOfValues(v)
+}
+
+// statOfValues sorts v in place.
+func statOfValues(v []float64) stat {
+	if len(v) == 0 {
+		return stat{}
 	}
 	slices.Sort(v)
 	m := v[len(v)/2]
