@@ -269,6 +269,12 @@ func (e *env) runChurn(ctx context.Context, l *loader, rate float64, wt watcher)
 	}
 	drained := w.waitDrained(ctx, final, 60*time.Second)
 	res.Drain = drained.Sub(lastSent)
+	select {
+	case <-exited:
+		// Its CPU and peak are gone with it; what it said is not.
+		return res, fmt.Errorf("%s ended during the churn (exit code %d): stderr: %s", wt.id, exitcode.Of(waitErr), tail(stderr.String()))
+	default:
+	}
 	cpu1, err := procCPU(pid)
 	if err != nil {
 		return res, err

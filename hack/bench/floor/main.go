@@ -198,11 +198,16 @@ func watchPods(ctx context.Context, cs kubernetes.Interface, selector string, ou
 	defer w.Stop()
 	bw := bufio.NewWriter(out)
 	enc := json.NewEncoder(bw)
+	events := 0
 	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			return fmt.Errorf("watch pods after %d events: %w", events, apierrors.FromObject(ev.Object))
+		}
 		pod, ok := ev.Object.(*corev1.Pod)
 		if !ok {
 			return fmt.Errorf("watch pods: a %s event of a %T", ev.Type, ev.Object)
 		}
+		events++
 		var line changeLine
 		line.Type, line.Object.Metadata.Name, line.Object.Metadata.Namespace = ev.Type, pod.Name, pod.Namespace
 		line.Object.Metadata.ResourceVersion, line.Object.Metadata.Annotations = pod.ResourceVersion, pod.Annotations
@@ -213,5 +218,9 @@ func watchPods(ctx context.Context, cs kubernetes.Interface, selector string, ou
 			return fmt.Errorf("print: %w", err)
 		}
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The churn would only see the lines stop: say why.
+	return fmt.Errorf("the server ended the watch after %d events", events)
 }
