@@ -30,14 +30,14 @@ func servesAPIMemory(c command, floor *cmdResult) bool {
 		(floor != nil && c.id == floor.cmd.id)
 }
 
-// measureAPIServerMemory runs podsync, kubectl and the floor
-// -apiserver-memory-runs times more each, alternating, every run on a freshly restarted API
-// server. In the rounds the API server keeps the heap an earlier client
-// made it grow and serves the next from it, so what a client adds there
-// depends on what ran before; after a restart every client finds the same
-// API server: its watch cache filled, nothing else held. One run each
-// says little: where the server's collector stands when a client starts
-// moves what it adds by tens of MiB at 50,000 pods.
+// measureAPIServerMemory runs podsync, kubectl and the floor of the size
+// -apiserver-memory-runs more times each, alternating, every run on a
+// freshly restarted API server. In the rounds the API server keeps the
+// heap an earlier client made it grow and serves the next from it, so what
+// a client adds there depends on what ran before; after a restart every
+// client finds the same API server: its watch cache filled, nothing else
+// held. One run each says little: where the server's collector stands
+// when a client starts moves what it adds by tens of MiB at 50,000 pods.
 func (e *env) measureAPIServerMemory(ctx context.Context, cs kubernetes.Interface, res *sizeResult) error {
 	floor := res.bestFloor()
 	for run := 1; run <= e.cfg.apiMemRuns; run++ {

@@ -74,7 +74,7 @@ func (c *config) register(fl *flag.FlagSet) *listFlags {
 	fl.BoolVar(&c.warmup, "warmup", true, "run each command once, untimed, before the measured runs")
 	fl.BoolVar(&c.check, "check", true, "before measuring, check that podsync's table and JSON match kubectl's and that the table takes its fast path")
 	fl.BoolVar(&c.wire, "wire", true, "measure the bytes of one unpaginated LIST in each format (the JSON and Table ones cost the API server a lot at 150,000 pods)")
-	fl.BoolVar(&c.apiMemory, "apiserver-memory", true, "after the rounds, restart the API server before each further run of podsync and kubectl and measure what serving it took")
+	fl.BoolVar(&c.apiMemory, "apiserver-memory", true, "after the rounds, restart the API server before each further run of podsync, kubectl and the floor, and measure what serving it took")
 	fl.IntVar(&c.apiMemRuns, "apiserver-memory-runs", 5, "-apiserver-memory: runs of each client, alternating, each on a freshly restarted API server; the target compares medians")
 	fl.BoolVar(&c.live, "live", true, "write one pod before each measured run, as a live cluster's pods are written: the API server then serves a list's later pages from its watch cache, where on an idle cluster it reads them from etcd")
 	fl.BoolVar(&c.guard, "guard", true, "skip a command whose peak RSS, estimated from the smaller sizes, would not fit in the memory available")
