@@ -208,6 +208,8 @@ type Evaluator struct {
 	targetsUnmet int
 	jobTargets   map[string]*targetState // by the Job's namespace/name
 	podTargets   map[string]*targetState // by the pod's key
+	// replaced: see SetReplaced.
+	replaced func(key string, pod *corev1.Pod) bool
 }
 
 // NewEvaluator returns an Evaluator for a validated spec.
@@ -442,11 +444,22 @@ func (e *Evaluator) satisfies(pod *corev1.Pod) bool {
 	return true
 }
 
+// SetReplaced tells the Evaluator which pods belong to a revision that
+// their workload is replacing: such a pod never fails the check through
+// --fail-on or --max-restarts, since the rollout replacing it is judged by
+// the workload's own rule (a fix rolled out over crash-looping pods is a
+// success once it is rolled out). It is called with each present pod
+// before it is searched for a failure.
+func (e *Evaluator) SetReplaced(replaced func(key string, pod *corev1.Pod) bool) {
+	e.replaced = replaced
+}
+
 // findFailure looks for a --fail-on reason in the pod's current state,
 // then for too many restarts. Pods being deleted are skipped: the kubelet
-// moves them to phase Failed on purpose, which is no failure of a rollout.
+// moves them to phase Failed on purpose, which is no failure of a rollout;
+// so are the pods of replaced revisions (see SetReplaced).
 func (e *Evaluator) findFailure(key string, pod *corev1.Pod, st *podState) *Failure {
-	if pod.DeletionTimestamp != nil {
+	if pod.DeletionTimestamp != nil || e.replaced != nil && e.replaced(key, pod) {
 		return nil
 	}
 	if f := e.reasonFailure(pod, st.job != nil); f != nil {

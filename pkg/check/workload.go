@@ -125,11 +125,14 @@ func DeploymentRollout(d *appsv1.Deployment) Rollout {
 	}
 }
 
-// StatefulSetRollout: the controller has observed the newest spec, every
-// desired pod is ready, and the update revision is reached: by every pod,
-// or, with a partition, by the pods at and above it. A StatefulSet updated
-// OnDelete replaces pods only when someone deletes them, so only readiness
-// is judged (kubectl rollout status refuses it).
+// StatefulSetRollout is `kubectl rollout status`'s rule: the controller
+// has observed the newest spec, every desired pod is ready, and at least
+// replicas-partition pods run the update revision. The revisions' names
+// are not compared: after a rollback mid-rollout the update revision is
+// the current one again while a pod still runs the abandoned one, and only
+// the count of updated pods tells. A StatefulSet updated OnDelete replaces
+// pods only when someone deletes them, so only readiness is judged
+// (kubectl rollout status refuses it).
 func StatefulSetRollout(s *appsv1.StatefulSet) Rollout {
 	st := s.Status
 	if st.ObservedGeneration == 0 || s.Generation > st.ObservedGeneration {
@@ -152,7 +155,7 @@ func StatefulSetRollout(s *appsv1.StatefulSet) Rollout {
 	if ru := s.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
 		partition = min(*ru.Partition, want)
 	}
-	if st.UpdateRevision != st.CurrentRevision && st.UpdatedReplicas < want-partition {
+	if st.UpdatedReplicas < want-partition {
 		r.Message = fmt.Sprintf("%d of %d pods at revision %s", st.UpdatedReplicas, want-partition, st.UpdateRevision)
 		if partition > 0 {
 			r.Message += fmt.Sprintf(" (partition %d)", partition)
@@ -161,7 +164,7 @@ func StatefulSetRollout(s *appsv1.StatefulSet) Rollout {
 	}
 	r.State = Met
 	r.Message = fmt.Sprintf("rolled out %d/%d at revision %s", want, want, st.UpdateRevision)
-	if st.UpdateRevision != st.CurrentRevision {
+	if st.UpdatedReplicas < want {
 		r.Message = fmt.Sprintf("rolled out to the partition: %d of %d pods at revision %s (partition %d)", st.UpdatedReplicas, want, st.UpdateRevision, partition)
 	}
 	return r

@@ -92,6 +92,8 @@ func TestStatefulSetRollout(t *testing.T) {
 			Rollout{State: Pending, Message: "1 of 3 pods at revision db-2"}},
 		{"update revision reached", sts(2, 2, 3, rolling(0), appsv1.StatefulSetStatus{ReadyReplicas: 3, UpdatedReplicas: 3, CurrentRevision: "db-2", UpdateRevision: "db-2"}),
 			Rollout{State: Met, Message: "rolled out 3/3 at revision db-2"}},
+		{"rolled back mid-rollout", sts(3, 3, 3, rolling(0), appsv1.StatefulSetStatus{ReadyReplicas: 3, UpdatedReplicas: 2, CurrentRevision: "db-1", UpdateRevision: "db-1"}),
+			Rollout{State: Pending, Message: "2 of 3 pods at revision db-1"}},
 		{"partition not reached", sts(2, 2, 3, rolling(2), appsv1.StatefulSetStatus{ReadyReplicas: 3, UpdatedReplicas: 0, CurrentRevision: "db-1", UpdateRevision: "db-2"}),
 			Rollout{State: Pending, Message: "0 of 1 pods at revision db-2 (partition 2)"}},
 		{"partition reached", sts(2, 2, 3, rolling(2), appsv1.StatefulSetStatus{ReadyReplicas: 3, UpdatedReplicas: 1, CurrentRevision: "db-1", UpdateRevision: "db-2"}),

@@ -42,6 +42,11 @@ func (o *Options) parseTargets() error {
 	if plan.Empty() && len(o.filenames) == 0 {
 		return nil // plain pod names, or none
 	}
+	if o.until != "" && !plan.Judges() {
+		// A failed generator piped in (kustomize build ... | podsync -f -)
+		// must not pass a gate.
+		return usageError("nothing to judge: %s", plan.Read(o.filenames))
+	}
 	switch {
 	case o.allNamespaces:
 		return usageError("TYPE/NAME and -f cannot be used with --all-namespaces: the targets name their namespaces")
@@ -64,7 +69,7 @@ func (o *Options) resolveTargets() (bool, error) {
 		for _, s := range o.plan.Skipped {
 			names = append(names, s.String())
 		}
-		fmt.Fprintf(o.ErrOut, "podsync: not judged (they own no pods podsync watches): %s\n", strings.Join(names, ", "))
+		fmt.Fprintf(o.ErrOut, "podsync: not judged (podsync does not judge their kinds): %s\n", strings.Join(names, ", "))
 	}
 	// Kinds are mapped with the first context's discovery alone: an
 	// unreachable context is then the run's to report (or skip).

@@ -50,8 +50,9 @@ func TestBadTargetsAreUsageErrorsBeforeAnyRequest(t *testing.T) {
 	}
 }
 
-// A manifest without any workload has nothing to watch: its objects are
-// named as not judged, and the run ends at once with 0, asking nothing.
+// A manifest without anything podsync judges is never a success: with
+// --until it is a usage error naming what was read, before any request;
+// a plain stream names the objects and ends at once with 0.
 func TestManifestWithoutWorkloads(t *testing.T) {
 	kubeconfig, requests := countingServer(t)
 	manifest := filepath.Join(t.TempDir(), "m.yaml")
@@ -60,7 +61,12 @@ func TestManifestWithoutWorkloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := run(t, kubeconfig, "-f", manifest, "--until", "healthy")
-	want := "podsync: not judged (they own no pods podsync watches): configmap/settings, service/web\npodsync: no workload in the manifests: nothing to watch\n"
+	want := "error: nothing to judge: -f " + manifest + " held 2 objects of kinds podsync does not judge: configmap/settings, service/web\n"
+	if code != 2 || stdout != "" || stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, stderr, want)
+	}
+	code, stdout, stderr = run(t, kubeconfig, "-f", manifest)
+	want = "podsync: not judged (podsync does not judge their kinds): configmap/settings, service/web\npodsync: no workload in the manifests: nothing to watch\n"
 	if code != 0 || stdout != "" || stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and %q", code, stdout, stderr, want)
 	}

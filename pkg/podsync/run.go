@@ -130,6 +130,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 			return nil, err
 		}
 		w.targets = t
+		t.prefix = w.prefix()
 		t.prepare(w.eval)
 	}
 	w.namespace = eventNamespace(cfg, c, w.targets)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
@@ -62,9 +63,22 @@ type targetRun struct {
 	// shown (see observe); the stream goroutine alone uses it.
 	owners map[string][]*targetState
 
-	// mu guards the selectors, which the pod controller's workers read.
-	mu        sync.RWMutex
-	selectors map[check.Target]labels.Selector
+	// stderr and prefix: for what is said of pods no target owns.
+	stderr io.Writer
+	prefix string
+
+	// mu guards what the informers learn and the pod controller's
+	// workers read: the targets' selectors, UIDs and last objects (nil
+	// once deleted), the ReplicaSets of the Deployment targets'
+	// namespaces, the ControllerRevisions of the DaemonSet targets'
+	// namespaces, and the pods named as matched by labels alone.
+	mu          sync.RWMutex
+	selectors   map[check.Target]labels.Selector
+	uids        map[check.Target]types.UID
+	objects     map[check.Target]runtime.Object
+	replicaSets map[string]*appsv1.ReplicaSet
+	histories   map[string]*appsv1.ControllerRevision
+	foreign     map[string]bool
 }
 
 // targetState is what the stream keeps of one target.
@@ -74,6 +88,10 @@ type targetState struct {
 	note string
 	// pods counts the target's pods the stream has shown and not seen go.
 	pods int
+	// revs says which of its pods are being replaced.
+	revs revisions
+	// seen: its object was seen during the run.
+	seen bool
 }
 
 // workloadEvent is a workload object as its informer saw it; obj is nil
@@ -146,7 +164,9 @@ var workloadAPIs = map[string]workloadAPI{
 // start.
 func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, targets []check.Target, i int, c *Clients, s *stream) (*targetRun, error) {
 	t := &targetRun{cluster: i, byKey: map[check.Target]*targetState{}, events: s.workloads,
-		selectors: map[check.Target]labels.Selector{}, owners: map[string][]*targetState{}, started: time.Now()}
+		selectors: map[check.Target]labels.Selector{}, owners: map[string][]*targetState{}, started: time.Now(),
+		stderr: s.stderr, uids: map[check.Target]types.UID{}, objects: map[check.Target]runtime.Object{},
+		replicaSets: map[string]*appsv1.ReplicaSet{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{}}
 	groups := map[[2]string][]string{} // kind and namespace -> names
 	var order [][2]string
 	for _, tg := range targets {
@@ -171,11 +191,10 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 	if len(order) > 0 && c == nil {
 		return nil, fmt.Errorf("workload targets need the cluster's clients")
 	}
-	for _, g := range order {
-		api := workloadAPIs[g[0]]
+	inform := func(api workloadAPI, resource, ns string, names []string, h cache.ResourceEventHandler) {
 		conn := &connection{ctx: ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout,
-			listOnly: cfg.Once, resource: strings.ToLower(g[0]) + "s", quiet: true}
-		lw := workloadListWatch(api, c, g[1], groups[g], conn)
+			listOnly: cfg.Once, resource: resource, quiet: true}
+		lw := workloadListWatch(api, c, ns, names, conn)
 		if cfg.Once {
 			lw.WatchFuncWithContext = source.IdleWatch
 		}
@@ -184,12 +203,40 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 			// server or a fake client without it is not waited on.
 			ListerWatcher: source.WithoutWatchList(lw),
 			ObjectType:    api.obj,
-			Handler:       t.handler(g[0]),
+			Handler:       h,
 		})
 		t.informers = append(t.informers, inf)
 	}
+	for _, g := range order {
+		inform(workloadAPIs[g[0]], strings.ToLower(g[0])+"s", g[1], groups[g], t.handler(g[0]))
+	}
+	// The revisions of the Deployments and DaemonSets: every ReplicaSet
+	// or ControllerRevision of their namespaces, a few each.
+	for _, ns := range namespacesOf(order, check.TargetDeployment) {
+		inform(workloadAPIs[check.TargetReplicaSet], "replicasets", ns, nil, t.revisionHandler(check.TargetReplicaSet))
+	}
+	for _, ns := range namespacesOf(order, check.TargetDaemonSet) {
+		inform(historyAPI, "controllerrevisions", ns, nil, t.revisionHandler("ControllerRevision"))
+	}
 	return t, nil
 }
+
+// namespacesOf lists the namespaces of the groups of one kind.
+func namespacesOf(groups [][2]string, kind string) []string {
+	var out []string
+	for _, g := range groups {
+		if g[0] == kind {
+			out = append(out, g[1])
+		}
+	}
+	return out
+}
+
+// historyAPI lists and watches ControllerRevisions.
+var historyAPI = apiOf[*appsv1.ControllerRevisionList](&appsv1.ControllerRevision{},
+	func(c kubernetes.Interface, ns string) appsclient.ControllerRevisionInterface {
+		return c.AppsV1().ControllerRevisions(ns)
+	})
 
 // workloadListWatch lists and watches one kind of workload in one
 // namespace (only the one object when there is one name), retrying while
@@ -228,7 +275,11 @@ func (t *targetRun) handler(kind string) cache.ResourceEventHandler {
 			// tombstone, whose key is enough.
 			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 			if ns, name, err2 := cache.SplitMetaNamespaceKey(key); err == nil && err2 == nil {
-				t.send(workloadEvent{cluster: t.cluster, target: check.Target{Kind: kind, Namespace: ns, Name: name}})
+				tg := check.Target{Kind: kind, Namespace: ns, Name: name}
+				t.mu.Lock()
+				t.objects[tg] = nil
+				t.mu.Unlock()
+				t.send(workloadEvent{cluster: t.cluster, target: tg})
 			}
 		},
 	}
@@ -247,6 +298,9 @@ func (t *targetRun) seen(kind string, obj interface{}) {
 	if t.byKey[ev.target] == nil {
 		return
 	}
+	t.mu.Lock()
+	t.uids[ev.target], t.objects[ev.target] = m.GetUID(), o
+	t.mu.Unlock()
 	if sel, ok := selectorOf(o); ok && t.learn(ev.target, sel) && t.ctrl != nil {
 		select {
 		case <-t.ctrl.Recheck(ev.target.Namespace):
@@ -308,27 +362,15 @@ func (t *targetRun) learn(tg check.Target, sel labels.Selector) bool {
 	return true
 }
 
-// owns reports whether pod is one of tg's pods.
-func (t *targetRun) owns(tg check.Target, pod *metav1.ObjectMeta) bool {
-	if pod.Namespace != tg.Namespace {
-		return false
-	}
-	if tg.Kind == check.TargetPod {
-		return pod.Name == tg.Name
-	}
-	t.mu.RLock()
-	sel, ok := t.selectors[tg]
-	t.mu.RUnlock()
-	return ok && sel.Matches(labels.Set(pod.Labels))
-}
-
-// keep is the pod controller's Keep: the pods of any target.
+// keep is the pod controller's Keep: the pods of any target. A pod that
+// only matches a target's selector is named, once.
 func (t *targetRun) keep(pod *metav1.ObjectMeta) bool {
 	for _, ts := range t.list {
 		if t.owns(ts.target, pod) {
 			return true
 		}
 	}
+	t.nameForeign(pod)
 	return false
 }
 
@@ -364,7 +406,12 @@ func (t *targetRun) update(ev workloadEvent, eval *check.Evaluator, stderr io.Wr
 		fmt.Fprintf(stderr, "podsync: %s\n", r.Note)
 	}
 	ts.note = r.Note
+	ts.seen = ts.seen || ev.obj != nil
 	eval.SetTarget(ev.target, r)
+	if revs := t.revisionsOf(ev.target, ev.obj); !revs.equal(ts.revs) {
+		ts.revs = revs
+		t.rejudge(ts, eval)
+	}
 }
 
 // namespaces lists the namespaces of the targets, sorted.
@@ -507,11 +554,13 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// prepare tells the evaluator about the targets.
+// prepare tells the evaluator about the targets and which of their pods
+// are replaced.
 func (t *targetRun) prepare(eval *check.Evaluator) {
 	for _, ts := range t.list {
 		eval.AddTarget(ts.target)
 	}
+	eval.SetReplaced(t.replaced)
 }
 
 // keeper is the pod controller's Keep: nil without targets.

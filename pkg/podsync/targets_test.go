@@ -104,15 +104,24 @@ func rolledOut(name string) *appsv1.Deployment {
 	}
 }
 
+// podOf is a pod of Deployment app's ReplicaSet app-5d8f.
 func podOf(name, app string, st podState) *corev1.Pod {
+	return podOfSet(name, app, "5d8f", st)
+}
+
+// podOfSet is a pod of Deployment app's ReplicaSet app-hash.
+func podOfSet(name, app, hash string, st podState) *corev1.Pod {
 	p := newSimPod("a", name, 1, st, "")
 	p.Labels["app"] = app
+	p.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
+	yes := true
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-" + hash, Controller: &yes}}
 	return p
 }
 
-// The stream shows the pods of the targets only. A target that appears
-// after its pods (its selector learned late) has them shown at once, as
-// added, and the check is met once every target is rolled out.
+// The stream shows the pods of the targets only. The pods of a target
+// not seen yet are known by their owner references, and the check is met
+// once every target is rolled out.
 func TestTargetsShowTheirPodsAndWaitForLateOnes(t *testing.T) {
 	simPods := newSim(false)
 	simPods.put(podOf("web-1", "web", runningReady))
@@ -120,9 +129,9 @@ func TestTargetsShowTheirPodsAndWaitForLateOnes(t *testing.T) {
 	web, late := check.Target{Kind: "Deployment", Namespace: "a", Name: "web"}, check.Target{Kind: "Deployment", Namespace: "a", Name: "late"}
 	r := startTargets(t, simPods, "healthy", []check.Target{web, late}, rolledOut("web"))
 	r.sim.put(podOf("late-1", "late", runningReady))
-	time.Sleep(200 * time.Millisecond)
-	if strings.Contains(r.stdout.String(), "late-1") {
-		t.Fatalf("a pod of a target not seen yet is shown:\n%s", r.stdout)
+	waitFor(t, r.stdout, "pod/late-1 added")
+	if out := r.stdout.String(); strings.Contains(out, "other-1") {
+		t.Fatalf("a pod of no target is shown:\n%s", out)
 	}
 	waitWatching(t, r, "deployments")
 	r.create(t, rolledOut("late"))

@@ -123,9 +123,9 @@ type Plan struct {
 	Skipped []Skipped
 }
 
-// Skipped is an object of a manifest that is not a target: it owns no pods
-// (a Service, a ConfigMap, a custom resource) or is of a kind podsync does
-// not judge (a CronJob's Jobs come and go).
+// Skipped is an object of a manifest that is not a target: its kind is
+// not one podsync judges (a Service, a ConfigMap, a CronJob, a custom
+// resource).
 type Skipped struct {
 	Kind, Namespace, Name string
 }
@@ -149,6 +149,25 @@ func (p *Plan) place(t check.Target) check.Target {
 
 // Empty says there is no target: no TYPE/NAME argument and no -f.
 func (p *Plan) Empty() bool { return len(p.files) == 0 && len(p.args) == 0 && len(p.Skipped) == 0 }
+
+// Judges says whether there is a target to judge: a TYPE/NAME argument
+// or an object of a kind podsync judges in the manifests.
+func (p *Plan) Judges() bool { return len(p.files) > 0 || len(p.args) > 0 }
+
+// Read says in a few words what the manifests held, for a run that has
+// nothing to judge in them.
+func (p *Plan) Read(filenames []string) string {
+	from := "-f " + strings.Join(filenames, ", -f ")
+	if len(p.Skipped) == 0 {
+		return from + " held no object"
+	}
+	names := make([]string, 0, len(p.Skipped))
+	for _, s := range p.Skipped {
+		names = append(names, s.String())
+	}
+	return fmt.Sprintf("%s held %d %s of kinds podsync does not judge: %s", from, len(names),
+		map[bool]string{true: "object", false: "objects"}[len(names) == 1], strings.Join(names, ", "))
+}
 
 // Namespaces lists the namespaces of the targets, sorted.
 func (p *Plan) Namespaces() []string {
