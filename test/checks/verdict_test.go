@@ -118,15 +118,13 @@ func broken(p *corev1.Pod) bool {
 }
 
 // rolledBackMidRollout rolls StatefulSet db of 3 pods out, starts a new
-// version whose pods never get ready (the rollout stops at the first
-// one), then undoes it: a pod still runs the abandoned revision while the
-// update revision is the current one again.
+// version (slowed down by minReadySeconds), and undoes it once its first
+// pod runs: a pod still runs the abandoned revision while the update
+// revision is the current one again.
 func rolledBackMidRollout(t *testing.T, ns string) {
-	env.Apply(t, ns, statefulSetYAML("db", "registry.example/db:1", 3, "RollingUpdate", 0))
+	env.Apply(t, ns, withSpec(statefulSetYAML("db", "registry.example/db:1", 3, "RollingUpdate", 0), "minReadySeconds: 5"))
 	env.Kubectl(t, "rollout", "status", "-n", ns, "statefulset/db", "--timeout="+settle.String())
-	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}},"spec":{"containers":[{"name":"app","image":"registry.example/db:2"}]}}}}`,
-		localcluster.StateAnnotation, localcluster.StateNeverReady)
-	env.Kubectl(t, "patch", "-n", ns, "statefulset/db", "--type=strategic", "-p", patch)
+	env.Kubectl(t, "set", "image", "-n", ns, "statefulset/db", "app=registry.example/db:2")
 	harness.Eventually(t, settle, harness.Text("a pod of db at the new image"), func() bool {
 		for _, p := range pods(t, ns, "app=db") {
 			if p.Spec.Containers[0].Image == "registry.example/db:2" {
@@ -149,7 +147,7 @@ metadata:
   containers:
   - name: app
     image: registry.example/debug:1
-`, name, app, annotationsYAML("", annotations))
+`, name, app, annotationsYAML("  ", annotations))
 }
 
 // deletedTarget deletes Deployment web of 3 pods without waiting for its
