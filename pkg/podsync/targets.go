@@ -523,7 +523,9 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 		mine, tr := unsatisfied[ts], rollouts[tg]
 		switch {
 		case gone && s.Pods == 0:
+			// The summary is made as the last pod goes.
 			s.Verdict, s.Reason = check.TargetMet, "no pod left"
+			s.MetAfterSeconds = check.RoundDuration(time.Since(t.started)).Seconds()
 		case gone:
 			s.Verdict, s.Reason = check.TargetNotMet, fmt.Sprintf("%d %s left", s.Pods, plural(s.Pods, "pod", "pods"))
 		case v.State == check.Failed && v.Failure.Target == tg:

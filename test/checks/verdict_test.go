@@ -151,18 +151,26 @@ metadata:
 }
 
 // deletedTarget deletes Deployment web of 3 pods without waiting for its
-// pods: podsync is given deploy/web or its manifest (-f).
+// pods, which a finalizer keeps for a few seconds: podsync is given
+// deploy/web or its manifest (-f).
 func deletedTarget(title, how string) scenario {
 	return scenario{
 		name: title,
 		prepare: func(t *testing.T, ns string) {
-			yaml := deploymentYAML("web", "registry.example/web:1", 3, nil)
+			yaml := strings.Replace(deploymentYAML("web", "registry.example/web:1", 3, nil),
+				"      labels: {app: web}\n", "      labels: {app: web}\n      finalizers: [podsync.test/hold]\n", 1)
 			env.Apply(t, ns, yaml)
 			if err := os.WriteFile(filepath.Join(env.Tmp, ns+"-web.yaml"), []byte(yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			rolledOut(t, ns, "web")
 			env.Kubectl(t, "delete", "-n", ns, "deployment/web", "--wait=false")
+		},
+		during: func(t *testing.T, ns string) {
+			time.Sleep(5 * time.Second)
+			for _, p := range pods(t, ns, "app=web") {
+				env.Kubectl(t, "patch", "-n", ns, "pod/"+p.Name, "--type=json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`)
+			}
 		},
 		tools: func(ns string) []tool {
 			target := []string{"deploy/web"}
