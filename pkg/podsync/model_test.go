@@ -60,6 +60,9 @@ type history struct {
 	// at once); failFirstList: its first list fails after one page.
 	pageSize      int
 	failFirstList bool
+	// production: the rows are lean or packed, as the run's sources make
+	// them; else whole pods.
+	production bool
 }
 
 // formats are the outputs a history may print in; each shows, per
@@ -97,6 +100,8 @@ func generateFrom(r *rand.Rand, seed uint64) *history {
 		resync:    r.IntN(10) == 0,
 		initial:   map[int]podState{},
 		pageSize:  r.IntN(4),
+		// Most runs read rows as users' runs do.
+		production: r.IntN(4) != 0,
 	}
 	h.failFirstList = h.pageSize > 0 && r.IntN(5) == 0
 	h.namespaces = []string{"a"}
@@ -157,8 +162,8 @@ func randomOps(r *rand.Rand, h *history) []op {
 
 func (h *history) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: -o %s, %d workers, watch-only %v, check %v, resync %v, namespaces %v, pages of %d, first list fails %v\n",
-		h.seed, h.format, h.workers, h.watchOnly, h.check, h.resync, h.namespaces, h.pageSize, h.failFirstList)
+	fmt.Fprintf(&b, "seed %d: -o %s, %d workers, watch-only %v, check %v, resync %v, namespaces %v, pages of %d, first list fails %v, production rows %v\n",
+		h.seed, h.format, h.workers, h.watchOnly, h.check, h.resync, h.namespaces, h.pageSize, h.failFirstList, h.production)
 	for k := range h.keys() {
 		if st, ok := h.initial[k]; ok {
 			fmt.Fprintf(&b, "  before: %s %s\n", h.key(k), st)
@@ -246,6 +251,7 @@ type result struct {
 func play(h *history) (*result, error) {
 	sim := newSim(h.format == "table" || h.format == "wide")
 	sim.pageSize, sim.failFirstList = h.pageSize, h.failFirstList
+	sim.production = h.production
 	tr := newTruth()
 	for k := range h.keys() {
 		if st, ok := h.initial[k]; ok {

@@ -36,6 +36,9 @@ type sim struct {
 	// afterList, when set, runs once a list is read and before it is
 	// answered: its writes reach the run by the watch that follows.
 	afterList func()
+	// production hands out rows as the run's own sources decode them: lean
+	// for the table, packed for the outputs that print the whole pod.
+	production bool
 
 	mu        sync.Mutex
 	rv        int64
@@ -89,6 +92,15 @@ func (s *sim) row(p *corev1.Pod) *source.PodRow {
 	if s.table {
 		r.Columns = simColumns
 		r.Cells = []interface{}{p.Name, readyCell(p), statusCell(p), "0", "1m", "<none>", "node-1", "<none>", "<none>"}
+	}
+	switch {
+	case !s.production:
+	case s.table:
+		source.Lean(r)
+	default:
+		if err := source.Pack(r, false); err != nil {
+			panic(fmt.Sprintf("pack pod %s/%s: %v", p.Namespace, p.Name, err))
+		}
 	}
 	return r
 }
