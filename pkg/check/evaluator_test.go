@@ -521,3 +521,32 @@ func TestObserveLaterReadsPodsOnlyForStatuses(t *testing.T) {
 		t.Errorf("after a change and a deletion: statuses observed at once %v, later %v", a, b)
 	}
 }
+
+// A pod of a revision being replaced fails neither through --fail-on nor
+// through --max-restarts; once it is no longer replaced, it fails.
+func TestEvaluatorSparesReplacedPods(t *testing.T) {
+	spec := untilSpec("ready")
+	spec.MaxRestarts = 0
+	for _, c := range []struct {
+		name string
+		pod  *corev1.Pod
+	}{
+		{"crash loop", newPod("old-1", waiting("app", "CrashLoopBackOff", "back-off", 0))},
+		{"restarts", newPod("old-1", running("app", 3))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := NewEvaluator(spec)
+			replaced := true
+			e.SetReplaced(func(key string, _ *corev1.Pod) bool { return replaced && key == "d/old-1" })
+			e.Observe("d/old-1", c.pod, false)
+			if v := e.Verdict(); v.State != Pending {
+				t.Fatalf("verdict %v (%s), want pending while the pod is replaced", v.State, v)
+			}
+			replaced = false
+			e.Observe("d/old-1", c.pod, false)
+			if v := e.Verdict(); v.State != Failed || v.Failure.Key != "d/old-1" {
+				t.Fatalf("verdict %v (%s), want failed on d/old-1", v.State, v)
+			}
+		})
+	}
+}
