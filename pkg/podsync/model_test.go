@@ -63,6 +63,10 @@ type history struct {
 	// production: the rows are lean or packed, as the run's sources make
 	// them; else whole pods.
 	production bool
+	// until and minPods: the check's --until (ready or gone) and
+	// --min-pods (check.Unset: not given).
+	until   string
+	minPods int
 }
 
 // formats are the outputs a history may print in; each shows, per
@@ -104,6 +108,14 @@ func generateFrom(r *rand.Rand, seed uint64) *history {
 		production: r.IntN(4) != 0,
 	}
 	h.failFirstList = h.pageSize > 0 && r.IntN(5) == 0
+	h.until, h.minPods = "ready", check.Unset
+	if r.IntN(4) == 0 {
+		h.until = "gone"
+	}
+	if h.until == "ready" && r.IntN(2) == 0 {
+		// --until gone takes no --min-pods: it waits for none.
+		h.minPods = r.IntN(4)
+	}
 	h.namespaces = []string{"a"}
 	if h.format != "name" && r.IntN(3) == 0 {
 		h.namespaces = []string{"a", "b"}
@@ -162,8 +174,8 @@ func randomOps(r *rand.Rand, h *history) []op {
 
 func (h *history) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: -o %s, %d workers, watch-only %v, check %v, resync %v, namespaces %v, pages of %d, first list fails %v, production rows %v\n",
-		h.seed, h.format, h.workers, h.watchOnly, h.check, h.resync, h.namespaces, h.pageSize, h.failFirstList, h.production)
+	fmt.Fprintf(&b, "seed %d: -o %s, %d workers, watch-only %v, check %v, resync %v, namespaces %v, pages of %d, first list fails %v, production rows %v, --until %s --min-pods %d\n",
+		h.seed, h.format, h.workers, h.watchOnly, h.check, h.resync, h.namespaces, h.pageSize, h.failFirstList, h.production, h.until, h.minPods)
 	for k := range h.keys() {
 		if st, ok := h.initial[k]; ok {
 			fmt.Fprintf(&b, "  before: %s %s\n", h.key(k), st)
@@ -423,7 +435,7 @@ func (h *history) config() (podsync.Config, *lockedBuffer, *lockedBuffer, error)
 	}
 	flags := check.Flags{MinPods: check.Unset, MaxRestarts: check.Unset}
 	if h.check {
-		flags.Until, flags.UntilSet = "ready", true
+		flags.Until, flags.UntilSet, flags.MinPods = h.until, true, h.minPods
 	}
 	spec, err := flags.Spec()
 	if err != nil {

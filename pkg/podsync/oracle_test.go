@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 )
 
@@ -525,8 +526,8 @@ func (r *result) checkCounts(all []obs) []string {
 
 // checkVerdict: the exit code is what the true final state says. A run
 // that failed fast needs a failure that really happened; a failure in the
-// final state must fail it; otherwise it is met exactly when every pod
-// left (the sentinel gone) is ready, and there is one at least.
+// final state must fail it; otherwise it is met exactly when the final
+// state (the sentinel gone) meets the check (see finalVerdict).
 func (r *result) checkVerdict() []string {
 	code := r.outcome.ExitCode()
 	if !r.h.check {
@@ -547,22 +548,26 @@ func (r *result) checkVerdict() []string {
 	case failedNow:
 		return []string{fmt.Sprintf("exit %d, but a pod has failed", code)}
 	case met && code != podsync.ExitOK:
-		return []string{fmt.Sprintf("exit %d, but every pod is ready", code)}
+		return []string{fmt.Sprintf("exit %d, but the final state meets the check", code)}
 	case !met && code != podsync.ExitNotMet:
 		return []string{fmt.Sprintf("exit %d, but the check is not met", code)}
 	}
 	return nil
 }
 
-// finalVerdict judges the true final state as --until ready with the
-// default --fail-on does, pods being deleted aside.
+// finalVerdict judges the true final state as the history's check with
+// the default --fail-on does: --until ready is met when every counted pod
+// (pods being deleted aside) is ready and at least --min-pods (1 when not
+// given) are counted; --until gone when no pod is left, being deleted or
+// not, and --min-pods does not change that.
 func (r *result) finalVerdict() (failed, met bool) {
-	counted, ready := 0, 0
+	counted, ready, present := 0, 0, 0
 	for key, recs := range r.truth.keys {
 		last := recs[len(recs)-1]
 		if key == sentinel || last.deleted {
 			continue
 		}
+		present++
 		switch last.states[len(last.states)-1].state {
 		case terminating:
 			continue
@@ -573,5 +578,12 @@ func (r *result) finalVerdict() (failed, met bool) {
 		}
 		counted++
 	}
-	return failed, counted > 0 && ready == counted
+	if r.h.until == "gone" {
+		return failed, present == 0
+	}
+	want := r.h.minPods
+	if want == check.Unset {
+		want = 1
+	}
+	return failed, ready == counted && counted >= want
 }
