@@ -21,7 +21,7 @@ type apiMemory struct {
 func (a apiMemory) addedMiB() float64 { return float64(a.peak-a.idle) / (1 << 20) }
 
 // servesAPIMemory says whether a command's cost to the API server is
-// measured: issue 16 compares podsync's with kubectl's; podsync's table
+// measured: the targets compare podsync's with kubectl's; podsync's table
 // lists, its -o json streams the list where the server can. The floor of
 // the size (its fastest plain client) is measured beside them, to show
 // what reading every pod that fast costs the server whoever reads them.

@@ -269,19 +269,22 @@ func buildPlugin(ctx context.Context, dir, prebuilt string, others []build, stde
 	}
 	bctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	builds := []struct{ out, pkg string }{
-		{filepath.Join(dir, "spawn"), "./hack/bench/spawn"},
-		{filepath.Join(dir, "floor"), "./hack/bench/floor"},
+	// The spawn and floor helpers belong to the bench's own module in
+	// hack/bench; the plugin to the module at the repository root.
+	benchDir := filepath.Join(root, "hack", "bench")
+	builds := []struct{ out, dir, pkg string }{
+		{filepath.Join(dir, "spawn"), benchDir, "./spawn"},
+		{filepath.Join(dir, "floor"), benchDir, "./floor"},
 	}
 	if prebuilt == "" {
 		prebuilt = filepath.Join(dir, "build", "kubectl-podsync")
-		builds = append(builds, struct{ out, pkg string }{prebuilt, "./cmd/kubectl-podsync"})
+		builds = append(builds, struct{ out, dir, pkg string }{prebuilt, root, "./cmd/kubectl-podsync"})
 	}
 	for _, b := range builds {
 		cmd := exec.CommandContext(bctx, "go", "build", "-trimpath",
 			"-ldflags", "-s -w -X github.com/kubectl-podsync/kubectl-podsync/pkg/version.Version=v0.0.0-bench",
 			"-o", b.out, b.pkg)
-		cmd.Dir = root
+		cmd.Dir = b.dir
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.Stdout, cmd.Stderr = stderr, stderr
 		if err := cmd.Run(); err != nil {
@@ -331,6 +334,9 @@ func installFile(from, to string) error {
 	return nil
 }
 
+// moduleRoot is the repository's root: the folder of the kubectl-podsync
+// module the bench is run from, or two folders above the bench's own module
+// when it is run from hack/bench.
 func moduleRoot(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
@@ -338,9 +344,13 @@ func moduleRoot(ctx context.Context) (string, error) {
 	}
 	mod := strings.TrimSpace(string(out))
 	if mod == "" || mod == os.DevNull {
-		return "", errors.New("run the bench from the kubectl-podsync module (go run ./hack/bench)")
+		return "", errors.New("run the bench from the kubectl-podsync repository (make bench)")
 	}
-	return filepath.Dir(mod), nil
+	dir := filepath.Dir(mod)
+	if filepath.Base(dir) == "bench" && filepath.Base(filepath.Dir(dir)) == "hack" {
+		dir = filepath.Dir(filepath.Dir(dir))
+	}
+	return dir, nil
 }
 
 // serverMemory is what the control plane holds once the pods are loaded.

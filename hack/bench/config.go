@@ -93,7 +93,7 @@ func (c *config) register(fl *flag.FlagSet) *listFlags {
 	fl.StringVar(&c.attach, "attach", "", "use the cluster a previous -keep run left in this folder instead of starting one")
 	fl.BoolVar(&c.keep, "keep", false, "leave the cluster running at the end (for profiling; stop it with go run ./hack/cluster down --dir DIR)")
 	fl.StringVar(&c.status, "status", "self", "who makes pods Running and Ready: self (the loader writes the statuses, on nodes kwok does not manage) or kwok (kwok's fast stages on its nodes)")
-	fl.StringVar(&c.shape, "pod-shape", "deployment", "what each pod holds: deployment (two containers with env, probes, ports, a volume: about 6 KB of protobuf as served, managedFields included) or small (one container with requests, no service-account token: about 2.8 KB, near the issue's reference pods; 150,000 of them fit a 24 GiB machine's API server)")
+	fl.StringVar(&c.shape, "pod-shape", "deployment", "what each pod holds: deployment (two containers with env, probes, ports, a volume: about 6 KB of protobuf as served, managedFields included) or small (one container with requests, no service-account token: about 2.8 KB, near the size of a plain pod; 150,000 of them fit a 24 GiB machine's API server)")
 	fl.IntVar(&c.nodes, "nodes", 10, "nodes the pods are spread over")
 	fl.IntVar(&c.namespaces, "namespaces", 20, "namespaces the pods are spread over")
 	fl.IntVar(&c.perApp, "pods-per-replicaset", 25, "pods per ReplicaSet owner")

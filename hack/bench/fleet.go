@@ -45,7 +45,7 @@ func (e *env) startFleet(ctx context.Context, dir string, k int) (*fleet, error)
 
 func (f *fleet) stop() error { return localcluster.StopAll(f.clusters) }
 
-// fleetResult is the multi-cluster row (issue 15).
+// fleetResult is the row of one podsync over several clusters.
 type fleetResult struct {
 	clusters, pods int // clusters, pods in each
 	// podsync reads every cluster at once; kubectl is one `kubectl get
@@ -178,7 +178,7 @@ func (r *report) writeFleet(b *strings.Builder) {
 	if f == nil {
 		return
 	}
-	fmt.Fprintf(b, "#### %d clusters × %d pods (issue 15)\n\n", f.clusters, f.pods)
+	fmt.Fprintf(b, "#### %d clusters × %d pods\n\n", f.clusters, f.pods)
 	b.WriteString("| command | wall s | CPU s | peak RSS MiB | first row s | wall vs kubectl | RSS vs kubectl |\n|---|---|---|---|---|---|---|\n")
 	for _, c := range []*cmdResult{f.podsync, f.kubectl} {
 		if !c.measured() {

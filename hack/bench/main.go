@@ -3,18 +3,24 @@
 // realistic pods, and measures change lag under churn. See
 // docs/BENCHMARKS.md for the results and how to read them.
 //
-//	go run ./hack/bench [-pods 5000,50000,150000] [-runs 5] [-rate 1000,250] [-duration 60s] [-update put|patch]
-//	go run ./hack/bench -churn-peers floor          # under churn, podsync beside the floor's watch only (default: kubectl,floor)
-//	go run ./hack/bench -pods 150000 -mem-budget 16000     # a command that would not fit is skipped, and said so
-//	go run ./hack/bench -clusters 3 -cluster-pods 10000    # also podsync over three contexts against kubectl on each
-//	go run ./hack/bench -attach DIR -plugin OLD/kubectl-podsync -only podsync,podsync-json   # an older build, same cluster
-//	go run ./hack/bench -smoke                      # small run for make test: exits 1 if anything is lost
-//	go run ./hack/bench/floor -kubeconfig FILE [-page N | -watchlist | -watch]   # one floor variant
-//	go run ./hack/bench profile -kubeconfig FILE -cpuprofile cpu.out -memprofile mem.out -- -A --once
+// It is a module of its own; build it there and run it from the repository
+// root, where it builds the plugin (make bench does both):
 //
-// The tools folder comes from -bin or $PODSYNC_TOOLS_BIN (hack/build-tools.sh
-// prints it). Each measured client runs under hack/bench/spawn, which
-// reports its wall time, CPU time, peak RSS and when its first row arrived.
+//	(cd hack/bench && go build -o ../../bin/bench .)
+//	bin/bench [-pods 5000,50000,150000] [-runs 5] [-rate 1000,250] [-duration 60s] [-update put|patch] [-out FILE]
+//	bin/bench -churn-peers floor          # under churn, podsync beside the floor's watch only (default: kubectl,floor)
+//	bin/bench -pods 150000 -mem-budget 16000     # a command that would not fit is skipped, and said so
+//	bin/bench -clusters 3 -cluster-pods 10000    # also podsync over three contexts against kubectl on each
+//	bin/bench -attach DIR -plugin OLD/kubectl-podsync -only podsync,podsync-json   # an older build, same cluster
+//	bin/bench -smoke                      # small run for make test: exits 1 if anything is lost
+//	(cd hack/bench && go run ./floor -kubeconfig FILE [-page N | -watchlist | -watch])   # one floor variant
+//	bin/bench profile -kubeconfig FILE -cpuprofile cpu.out -memprofile mem.out -- -A --once
+//
+// The report goes to stdout, and with -out to the file named there; nothing
+// is written into the repository's tracked files. The tools folder comes
+// from -bin or $PODSYNC_TOOLS_BIN (hack/build-tools.sh prints it). Each
+// measured client runs under hack/bench/spawn, which reports its wall time,
+// CPU time, peak RSS and when its first row arrived.
 package main
 
 import (

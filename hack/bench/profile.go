@@ -21,7 +21,7 @@ import (
 // pkg/cmd.Execute as the plugin's main does, with the CPU and heap
 // profilers on, stdout to /dev/null:
 //
-//	go run ./hack/bench profile -kubeconfig K -cpuprofile cpu.out -memprofile mem.out -- -A --once
+//	bin/bench profile -kubeconfig K -cpuprofile cpu.out -memprofile mem.out -- -A --once
 //	go tool pprof -top cpu.out; go tool pprof -sample_index=alloc_space -top mem.out
 func profileMain(ctx context.Context, args []string, stderr io.Writer) (err error) {
 	fl := flag.NewFlagSet("profile", flag.ContinueOnError)

@@ -106,7 +106,7 @@ func (r *report) markdown() string {
 	var b strings.Builder
 	m := r.machine
 	fmt.Fprintf(&b, "### Run of %s\n\n", r.began.UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(&b, "- command: `go run ./hack/bench %s`\n", strings.Join(os.Args[1:], " "))
+	fmt.Fprintf(&b, "- command: `bench %s`\n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(&b, "- machine: %d CPUs (%s), %.1f GiB memory, Linux %s, %s; load average %s at the start, %s at the end\n",
 		m.CPUs, m.CPUModel, m.MemoryGiB, m.Kernel, m.GoVersion, m.Load, r.machineAfter.Load)
 	fmt.Fprintf(&b, "- %d runs of each command per size, alternating the commands (order shuffled each round); median (min–max); whole run took %s\n",
@@ -339,7 +339,7 @@ func (r *report) writeTargets(b *strings.Builder, s *sizeResult) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "Targets at %d pods (issue 16):\n\n| target | measured | |\n|---|---|---|\n", s.pods)
+	fmt.Fprintf(b, "Targets at %d pods:\n\n| target | measured | |\n|---|---|---|\n", s.pods)
 	for _, t := range rows {
 		fmt.Fprintf(b, "| %s | %s | %s |\n", t.name, t.measured, t.verdict)
 	}
@@ -513,11 +513,11 @@ func (r *report) writeScaling(b *strings.Builder) {
 	}
 	b.WriteString("\n")
 	if len(verdicts) > 0 {
-		fmt.Fprintf(b, "Growth targets (issue 16): %s.\n\n", strings.Join(verdicts, "; "))
+		fmt.Fprintf(b, "Growth targets: %s.\n\n", strings.Join(verdicts, "; "))
 	}
 }
 
-// growthTargets are issue 16's MiB per 1,000 pods, by command label.
+// growthTargets are the targets in MiB per 1,000 pods, by command label.
 var growthTargets = map[string]float64{
 	"`kubectl podsync -A --once`":         6,
 	"`kubectl podsync -A --once -o json`": 10,

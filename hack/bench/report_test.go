@@ -77,7 +77,7 @@ func TestGrowthLineAndProjection(t *testing.T) {
 		"| `kubectl podsync -A --once` | 165 | 1290 | 3900 | 25.8 | 21 | 3790 | 3900 (+3%) |",
 		"| `kubectl get pods -A -o json` | 994 | 7793 | does not fit | 151.1 | 239 | — | — |",
 		"| floor (the fastest variant at each size) | 50 (LIST, pages of 1,000) | 61 (LIST, pages of 5,000) | 128 (LIST, pages of 5,000) |",
-		"Growth targets (issue 16): `kubectl podsync -A --once` grows 25.8 MiB per 1,000 pods (target ≤ 6: **missed**).",
+		"Growth targets: `kubectl podsync -A --once` grows 25.8 MiB per 1,000 pods (target ≤ 6: **missed**).",
 	)
 	if _, _, ok := projection([]point{{5000, 1}, {50000, 2}}, 50000); ok {
 		t.Error("projection from one smaller size: want none")

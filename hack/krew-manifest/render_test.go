@@ -6,15 +6,11 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
 
-const (
-	templatePath  = "../../.krew.yaml"
-	committedPath = "../../plugins/podsync.yaml"
-)
+const templatePath = "../../.krew.yaml"
 
 var platforms = []string{"linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64", "windows_amd64", "windows_arm64"}
 
@@ -34,56 +30,6 @@ func fakeDist(t *testing.T, version string, which ...string) (string, map[string
 		sums[p] = hex.EncodeToString(sum[:])
 	}
 	return dir, sums
-}
-
-var shaLine = regexp.MustCompile(`(?m)^(\s*sha256: )(\S+)$`)
-
-// The committed plugins/podsync.yaml is what `make dist` renders from
-// .krew.yaml: only the sha256 of the archives may differ from a fresh render.
-func TestCommittedManifestFollowsTemplate(t *testing.T) {
-	committed, err := os.ReadFile(committedPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := committedVersion(committedPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sm := range shaLine.FindAllSubmatch(committed, -1) {
-		if !regexp.MustCompile(`^[0-9a-f]{64}$`).Match(sm[2]) {
-			t.Errorf("sha256 %q is not 64 lowercase hex digits", sm[2])
-		}
-	}
-	dist, _ := fakeDist(t, version, platforms...)
-	fresh, err := render(templatePath, dist, version, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mask := func(b []byte) string { return shaLine.ReplaceAllString(string(b), "${1}SHA") }
-	if line, got, want := firstDiff(mask(committed), mask(fresh)); line > 0 {
-		t.Errorf("%s is out of date with .krew.yaml (run make dist); line %d is\n%q, want\n%q", committedPath, line, got, want)
-	}
-	if n := strings.Count(string(committed), "sha256: "); n != len(platforms) {
-		t.Errorf("committed manifest has %d platforms, want %d", n, len(platforms))
-	}
-}
-
-// firstDiff returns the first line (from 1) where a and b differ, or 0.
-func firstDiff(a, b string) (int, string, string) {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return i + 1, x, y
-		}
-	}
-	return 0, "", ""
 }
 
 func TestRenderAllPlatforms(t *testing.T) {
