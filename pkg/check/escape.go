@@ -57,6 +57,13 @@ func isPlain(s string) bool {
 	return true
 }
 
+// ControlChar reports whether Escape shows r escaped: a C0 control
+// character but tab and newline, DEL, a C1 control character, or a bidi
+// control.
+func ControlChar(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r < 0xa0 || bidi(r)
+}
+
 // bidi reports whether r reorders the text around it: the left-to-right
 // and right-to-left marks, embeddings, overrides and isolates.
 func bidi(r rune) bool {

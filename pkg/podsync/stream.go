@@ -309,6 +309,14 @@ func (s *stream) flush() (ending, bool) {
 	return ending{}, false
 }
 
+// endOutput flushes the output and ends what it left open (see
+// output.Writer.End) before the summary.
+func (s *stream) endOutput() {
+	if !s.outClosed {
+		_ = s.writer.End()
+	}
+}
+
 // writeFailed ends the output: a reader that went away (`| head -1`) ends
 // it quietly; any other failure to write ends the run with an error.
 func (s *stream) writeFailed(we *output.WriteError) (ending, bool) {
@@ -455,6 +463,7 @@ func (s *stream) finish(ctx context.Context, end ending, took time.Duration) Out
 		out.Signal, out.Err = sig.Signal, nil
 	}
 	if !end.summary {
+		s.endOutput()
 		s.sayNoneFound(out)
 		return out
 	}
@@ -464,7 +473,7 @@ func (s *stream) finish(ctx context.Context, end ending, took time.Duration) Out
 			s.printHeld(w)
 		}
 	}
-	s.flush()
+	s.endOutput()
 	s.summary(ctx, out, took)
 	return out
 }
