@@ -1,6 +1,7 @@
 package check
 
 import (
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -90,4 +91,16 @@ func ignorable(r rune) bool {
 		return false
 	}
 	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
+}
+
+// DefusedWriter writes through Defuse; Raw is the writer below it, for
+// podsync's own workflow commands. Each Write is taken to start a line, as
+// every write of podsync's stderr does.
+type DefusedWriter struct{ Raw io.Writer }
+
+func (d *DefusedWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(d.Raw, Defuse(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

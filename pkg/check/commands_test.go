@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
@@ -81,5 +82,18 @@ func TestDefuseJSONDecodesEqual(t *testing.T) {
 		if cmds := ghrunner.Strict(string(out)); len(cmds) > 0 {
 			t.Errorf("DefuseJSON(%s) = %s still runs %q", in, out, cmds[0].Name)
 		}
+	}
+}
+
+func TestDefusedWriter(t *testing.T) {
+	var b strings.Builder
+	w := &DefusedWriter{Raw: &b}
+	for _, s := range hostile {
+		if _, err := w.Write([]byte("warning: " + s + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cmds := ghrunner.Strict(b.String()); len(cmds) > 0 {
+		t.Errorf("the runner runs %q from %q", cmds[0].Name, cmds[0].Line)
 	}
 }
