@@ -234,6 +234,9 @@ func writeContainerLog(b *strings.Builder, pod string, c diagnose.Container) {
 	for _, line := range l.Lines {
 		b.WriteString(diagnosisIndent + "  " + cellText(check.LogLine(line)) + "\n")
 	}
+	if l.Truncated {
+		b.WriteString(diagnosisIndent + "  (long lines cut at the byte limit, ending with …)\n")
+	}
 }
 
 // cellText makes text from the cluster safe for a terminal and for the
