@@ -71,5 +71,15 @@ func appendMarkdown(path string, sum check.Summary) (err error) {
 			err = fmt.Errorf("close %s: %w", path, cerr)
 		}
 	}()
-	return sum.WriteMarkdown(f)
+	return sum.WriteMarkdown(f, markdownRoom(f))
+}
+
+// markdownRoom is what is left of the job summary's 1 MiB: earlier steps'
+// text in the same file counts too.
+func markdownRoom(f *os.File) int {
+	st, err := f.Stat()
+	if err != nil {
+		return check.MaxMarkdown
+	}
+	return max(0, check.MaxMarkdown-int(st.Size()))
 }
