@@ -12,8 +12,10 @@ TEST_TIMEOUT ?= 40m
 # FUZZTIME (a count like 500x or a duration like 30m) sets every target.
 FUZZ_MODEL_RUNS  ?= 8x
 FUZZ_PARSER_RUNS ?= 20000x
+FUZZ_WRITER_RUNS ?= 20000x
 fuzz_model  = $(or $(FUZZTIME),$(FUZZ_MODEL_RUNS))
 fuzz_parser = $(or $(FUZZTIME),$(FUZZ_PARSER_RUNS))
+fuzz_writer = $(or $(FUZZTIME),$(FUZZ_WRITER_RUNS))
 
 .PHONY: help build tools test unit e2e bench fuzz vet lint readme demo cluster-up cluster-down dist validate-krew clean
 
@@ -46,11 +48,12 @@ test: vet fuzz ## Every test: unit and end-to-end against a local control plane,
 unit: ## Unit tests only (no control plane)
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /test/ -e /internal/localcluster)
 
-fuzz: ## Fuzz the model of a run (8 histories) and the --until, --fail-on and duration parsers (20,000 inputs each)
+fuzz: ## Fuzz the model of a run (8 histories), the --until, --fail-on and duration parsers, and the GitHub Actions output against the runner's command parsers (20,000 inputs each)
 	$(GO) test -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $(fuzz_model) ./pkg/podsync
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConditions$$' -fuzztime $(fuzz_parser) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzParseReasons$$' -fuzztime $(fuzz_parser) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzDurationFlags$$' -fuzztime $(fuzz_parser) ./pkg/cmd
+	$(GO) test -run '^$$' -fuzz '^FuzzGitHubOutput$$' -fuzztime $(fuzz_writer) ./pkg/output
 
 # The scale benchmark: not part of `make test` (test/bench runs a small
 # smoke of it there). It takes about 90 minutes at the default sizes on two

@@ -2,8 +2,8 @@ package check
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"

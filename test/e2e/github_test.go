@@ -225,4 +225,3 @@ func outsideCode(md string) string {
 	}
 	return b.String()
 }
-
