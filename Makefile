@@ -12,8 +12,10 @@ TEST_TIMEOUT ?= 40m
 # FUZZTIME (a count like 500x or a duration like 30m) sets every target.
 FUZZ_MODEL_RUNS  ?= 8x
 FUZZ_PARSER_RUNS ?= 20000x
+FUZZ_WRITER_RUNS ?= 20000x
 fuzz_model  = $(or $(FUZZTIME),$(FUZZ_MODEL_RUNS))
 fuzz_parser = $(or $(FUZZTIME),$(FUZZ_PARSER_RUNS))
+fuzz_writer = $(or $(FUZZTIME),$(FUZZ_WRITER_RUNS))
 
 # The scale benchmark is a Go module of its own (hack/bench), like the lint pin
 # (hack/tools/lint): `go test ./...` at the root does not reach it.
@@ -66,11 +68,12 @@ unit: ## Unit tests only (no control plane), hack/bench's included; UNIT_FLAGS (
 	$(GO) test $(UNIT_FLAGS) -count=1 $$($(GO) list ./... | grep -v -e /test/ -e /internal/localcluster)
 	cd $(BENCH_MOD) && $(GO) test $(UNIT_FLAGS) -count=1 ./...
 
-fuzz: ## Fuzz the model of a run (8 histories) and the --until, --fail-on and duration parsers (20,000 inputs each)
+fuzz: ## Fuzz the model of a run (8 histories), the --until, --fail-on and duration parsers, and the GitHub Actions output against the runner's command parsers (20,000 inputs each)
 	$(GO) test -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $(fuzz_model) ./pkg/podsync
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConditions$$' -fuzztime $(fuzz_parser) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzParseReasons$$' -fuzztime $(fuzz_parser) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzDurationFlags$$' -fuzztime $(fuzz_parser) ./pkg/cmd
+	$(GO) test -run '^$$' -fuzz '^FuzzGitHubOutput$$' -fuzztime $(fuzz_writer) ./pkg/output
 
 fuzz-smoke: ## The fuzz targets of make fuzz with small counts (part of make check)
 	$(MAKE) --no-print-directory fuzz FUZZ_MODEL_RUNS=$(CHECK_FUZZ_MODEL_RUNS) FUZZ_PARSER_RUNS=$(CHECK_FUZZ_PARSER_RUNS) FUZZTIME=

@@ -14,13 +14,14 @@ func TestEscape(t *testing.T) {
 		{"c1 \u009b31m csi", `c1 \u009b31m csi`},
 		{"bad \x9b byte", `bad \x9b byte`},
 		{"unicode ✓ stays", "unicode ✓ stays"},
+		{"bidi ‮gnp.exe‬ ⁦x⁩ ‏y", `bidi \u202egnp.exe\u202c \u2066x\u2069 \u200fy`},
 	}
 	for _, c := range cases {
 		got := Escape(c.in)
 		if got != c.want {
 			t.Errorf("Escape(%q) = %q, want %q", c.in, got, c.want)
 		}
-		if strings.ContainsAny(got, "\x1b\x07\r\x08\x7f\u009b") {
+		if strings.ContainsAny(got, "\x1b\x07\r\x08\x7f\u009b\u202e\u2066\u200f") {
 			t.Errorf("Escape(%q) = %q still holds a control character", c.in, got)
 		}
 	}
@@ -40,7 +41,7 @@ func FuzzEscape(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		got := Escape(s)
 		for _, r := range got {
-			if r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r < 0xa0 {
+			if r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r < 0xa0 || bidi(r) {
 				t.Fatalf("Escape(%q) = %q holds control character %U", s, got, r)
 			}
 		}

@@ -65,8 +65,8 @@ type ContainerExplanation struct {
 type LogTail struct {
 	Previous bool     `json:"previous"`
 	Lines    []string `json:"lines"`
-	// Truncated: the byte limit cut the tail, so the last line may be
-	// partial.
+	// Truncated: a byte limit shortened lines of the tail (each such
+	// line ends with …); no line was dropped for it.
 	Truncated bool   `json:"truncated,omitempty"`
 	Error     string `json:"error,omitempty"`
 }

@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -138,7 +139,7 @@ func TestEscapeWorkflowCommand(t *testing.T) {
 
 func TestWriteMarkdown(t *testing.T) {
 	var buf bytes.Buffer
-	if err := hostileSummary().WriteMarkdown(&buf); err != nil {
+	if err := hostileSummary().WriteMarkdown(&buf, MaxMarkdown); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -155,8 +156,47 @@ func TestWriteMarkdown(t *testing.T) {
 
 func TestMdText(t *testing.T) {
 	got := mdText("a | b <img src=x> [l](u) *x* `c` & \\")
-	want := `a \| b &lt;img src=x&gt; \[l\](u) \*x\* \` + "`c\\`" + ` &amp; \\`
+	want := `a \| b &lt;img src=x&gt; \[l\]\(u\) \*x\* \` + "`c\\`" + ` &amp; \\`
 	if got != want {
 		t.Errorf("mdText = %q, want %q", got, want)
+	}
+}
+
+// However much the pods' logs hold, the job summary stays under GitHub's
+// 1 MiB, with the verdict and every pod's row first and each tail's last
+// lines kept; links from the cluster cannot be clicked.
+func TestWriteMarkdownBounded(t *testing.T) {
+	sum := Summary{Verdict: "failed", ExitCode: 4, Pods: 10}
+	var lines []string
+	for i := range 50 {
+		lines = append(lines, fmt.Sprintf("line %d %s", i, strings.Repeat("x", 2040)))
+	}
+	for i := range 10 {
+		sum.Unsatisfied = append(sum.Unsatisfied, PodExplanation{
+			Namespace: "shop", Name: fmt.Sprintf("web-%d", i), Phase: "Running",
+			Containers: []ContainerExplanation{{Name: "app", State: "waiting", Reason: "CrashLoopBackOff", Logs: &LogTail{Lines: lines}}},
+			Events:     []EventExplanation{{Type: "Warning", Reason: "R", Message: "see [here](https://evil.example/a) or https://evil.example/b or www.evil.example <a href=x>", Count: 1}},
+		})
+	}
+	var buf bytes.Buffer
+	if err := sum.WriteMarkdown(&buf, MaxMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	if len(md) > MaxMarkdown {
+		t.Errorf("%d bytes, over 1 MiB", len(md))
+	}
+	for i := range 10 {
+		if !strings.Contains(md, fmt.Sprintf("| shop/web-%d | Running |", i)) {
+			t.Errorf("no row for web-%d", i)
+		}
+	}
+	if !strings.Contains(md, "line 49 ") || !strings.Contains(md, "cut: the job summary is at most 1 MiB") {
+		t.Errorf("the last log line or the note is missing (%d bytes)", len(md))
+	}
+	for _, link := range []string{"](", "https://", "www.evil", "<a "} {
+		if strings.Contains(md, link) {
+			t.Errorf("the job summary holds %q from the cluster", link)
+		}
 	}
 }

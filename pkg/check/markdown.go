@@ -6,13 +6,23 @@ import (
 	"strings"
 )
 
+// MaxMarkdown is the most a job summary may hold: GitHub refuses a step
+// summary over 1 MiB; a decimal megabyte keeps clear of it however it is
+// counted.
+const MaxMarkdown = 1_000_000
+
+// noteRoom is kept for the line that says what was cut.
+const noteRoom = 512
+
 // WriteMarkdown writes the summary as Markdown for a GitHub Actions job
-// summary ($GITHUB_STEP_SUMMARY): the verdict, the reason, the counts,
-// then a table of the pods that are not satisfied and each failed
-// container's log tail in a code block. Text from the cluster is escaped
-// for Markdown in table cells, and fenced in code blocks no log line can
-// close.
-func (s Summary) WriteMarkdown(w io.Writer) error {
+// summary ($GITHUB_STEP_SUMMARY), in at most limit bytes: the verdict, the
+// reason, the counts, then a table of the pods that are not satisfied and
+// each failed container's log tail in a code block. What does not fit is
+// left out in that order from the end (a log tail loses its first lines
+// first), and a last line says so. Text from the cluster is escaped for
+// Markdown in table cells (no link, image, HTML or cell can come from it),
+// and fenced in code blocks no log line can close.
+func (s Summary) WriteMarkdown(w io.Writer, limit int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### kubectl podsync: %s (exit %d) after %s\n\n", s.Verdict, s.ExitCode, RoundDuration(s.Duration))
 	if s.Reason != "" {
@@ -20,23 +30,42 @@ func (s Summary) WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("| pods | by STATUS | messages |\n|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d | %s | %s |\n\n", s.Pods, mdText(strings.Trim(statusList(s.Statuses), " ()")), mdText(eventList(s.Events, s.EventKinds)))
-	if len(s.Unsatisfied) > 0 {
-		b.WriteString("| pod | phase | containers | unmet | events |\n|---|---|---|---|---|\n")
-		for i := range s.Unsatisfied {
-			writeMarkdownRow(&b, &s.Unsatisfied[i])
-		}
-		b.WriteString("\n")
-		if s.Omitted > 0 {
-			fmt.Fprintf(&b, "… and %d more unsatisfied pods not shown\n\n", s.Omitted)
-		}
-	}
+	room := limit - noteRoom
+	cut := s.writeMarkdownPods(&b, room)
 	for i := range s.Unsatisfied {
-		writeMarkdownLogs(&b, &s.Unsatisfied[i])
+		cut += writeMarkdownLogs(&b, &s.Unsatisfied[i], room)
+	}
+	if cut > 0 {
+		fmt.Fprintf(&b, "… %d %s cut: the job summary is at most 1 MiB; the summary on stderr has them\n", cut, plural(cut, "part", "parts"))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing the job summary: %w", err)
 	}
 	return nil
+}
+
+// writeMarkdownPods writes the table of unsatisfied pods, the rows that
+// fit in room; it returns how many did not.
+func (s Summary) writeMarkdownPods(b *strings.Builder, room int) int {
+	if len(s.Unsatisfied) == 0 {
+		return 0
+	}
+	b.WriteString("| pod | phase | containers | unmet | events |\n|---|---|---|---|---|\n")
+	cut := 0
+	for i := range s.Unsatisfied {
+		var row strings.Builder
+		writeMarkdownRow(&row, &s.Unsatisfied[i])
+		if b.Len()+row.Len() > room {
+			cut++
+			continue
+		}
+		b.WriteString(row.String())
+	}
+	b.WriteString("\n")
+	if s.Omitted > 0 {
+		fmt.Fprintf(b, "… and %d more unsatisfied pods not shown\n\n", s.Omitted)
+	}
+	return cut
 }
 
 func writeMarkdownRow(b *strings.Builder, p *PodExplanation) {
@@ -62,25 +91,52 @@ func writeMarkdownRow(b *strings.Builder, p *PodExplanation) {
 		strings.Join(containers, "<br>"), strings.Join(unmet, "<br>"), strings.Join(events, "<br>"))
 }
 
-func writeMarkdownLogs(b *strings.Builder, p *PodExplanation) {
+// writeMarkdownLogs writes each failed container's log tail that has
+// lines, keeping its last lines when it does not fit in room whole; it
+// returns how many tails were cut or left out.
+func writeMarkdownLogs(b *strings.Builder, p *PodExplanation, room int) int {
+	cut := 0
 	for _, c := range p.Containers {
 		if c.Logs == nil || len(c.Logs.Lines) == 0 {
 			continue
 		}
-		fmt.Fprintf(b, "<details><summary>%s, container %s: last %d log lines (%s)</summary>\n\n",
-			mdText(podName(p)), mdText(c.Name), len(c.Logs.Lines), logInstance(c.Logs))
-		text := Escape(strings.Join(c.Logs.Lines, "\n"))
-		fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
-		fmt.Fprintf(b, "%stext\n%s\n%s\n\n</details>\n\n", fence, text, fence)
+		lines := c.Logs.Lines
+		for len(lines) > 0 {
+			block := markdownLogBlock(p, c.Name, c.Logs, lines)
+			if b.Len()+len(block) <= room {
+				b.WriteString(block)
+				break
+			}
+			// Halve what is dropped each time: a tail of 1,000 long lines
+			// fits in a few tries.
+			lines = lines[max(1, (len(lines)+1)/2):]
+		}
+		if len(lines) < len(c.Logs.Lines) {
+			cut++
+		}
 	}
+	return cut
+}
+
+func markdownLogBlock(p *PodExplanation, container string, l *LogTail, lines []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<details><summary>%s, container %s: last %d log lines (%s)</summary>\n\n",
+		mdText(podName(p)), mdText(container), len(lines), logInstance(l))
+	text := Escape(strings.Join(lines, "\n"))
+	fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
+	fmt.Fprintf(&b, "%stext\n%s\n%s\n\n</details>\n\n", fence, text, fence)
+	return b.String()
 }
 
 // mdText makes one line of text safe in Markdown: HTML characters become
-// entities and Markdown punctuation is backslash-escaped, so text from
-// the cluster cannot add links, images, HTML or table cells.
+// entities, Markdown punctuation is backslash-escaped, and the :// of a URL
+// and the dot of www. too (GitHub makes bare URLs links), so text from the
+// cluster cannot add links, images, HTML or table cells.
 func mdText(s string) string {
 	var b strings.Builder
-	for _, r := range Escape(OneLine(s, 0)) {
+	s = strings.ReplaceAll(Escape(OneLine(s, 0)), `\`, `\\`)
+	s = strings.NewReplacer("://", ":\\/\\/", "www.", "www\\.", "WWW.", "WWW\\.").Replace(s)
+	for _, r := range s {
 		switch r {
 		case '&':
 			b.WriteString("&amp;")
@@ -88,7 +144,7 @@ func mdText(s string) string {
 			b.WriteString("&lt;")
 		case '>':
 			b.WriteString("&gt;")
-		case '\\', '`', '*', '_', '[', ']', '|', '~', '!', '#':
+		case '`', '*', '_', '[', ']', '(', ')', '|', '~', '!', '#':
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:

@@ -25,7 +25,7 @@ func writeLogTail(b *strings.Builder, c *ContainerExplanation) {
 		fmt.Fprintf(b, "      %s\n", LogLine(line))
 	}
 	if l.Truncated {
-		b.WriteString("      … (cut at the byte limit)\n")
+		b.WriteString("      (long lines cut at the byte limit, ending with …)\n")
 	}
 }
 

@@ -337,6 +337,10 @@ func (o *Options) Run(ctx context.Context) error {
 
 // Execute runs the command with args and returns the process exit code.
 func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		// Errors and client-go's logs can quote the cluster too.
+		streams.ErrOut = &check.DefusedWriter{Raw: streams.ErrOut}
+	}
 	c := NewCommand(streams)
 	c.SetArgs(args)
 	c.SetIn(streams.In)

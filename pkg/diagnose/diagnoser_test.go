@@ -96,7 +96,7 @@ func TestDiagnoseCrashLoop(t *testing.T) {
 	if err != nil || got == nil {
 		t.Fatalf("Diagnose = %v, %v", got, err)
 	}
-	if api.logs[0] != "container=app&limitBytes=16384&previous=true&tailLines=2" {
+	if api.logs[0] != "container=app&previous=true&tailLines=2" {
 		t.Errorf("log request query = %q", api.logs[0])
 	}
 	want := []string{"two", "three"}
@@ -276,16 +276,42 @@ func TestDiagnoseNoLogs(t *testing.T) {
 	}
 }
 
-func TestDiagnoseTruncated(t *testing.T) {
-	huge := strings.Repeat("x", 20000) + "\nlast\n"
-	api := &fakeAPI{evReply: serveEvents(), logReply: func(_ int, w http.ResponseWriter, r *http.Request) {
-		// The server honours limitBytes.
-		serveLog(huge[:16384])(0, w, r)
-	}}
+// A long line is cut, never the last lines: they hold the error the
+// diagnosis is for.
+func TestDiagnoseLongLineKeepsTheLastLines(t *testing.T) {
+	huge := "first\n" + strings.Repeat("x", 20000) + "\nError: the last line\n"
+	api := &fakeAPI{evReply: serveEvents(), logReply: serveLog(huge)}
 	d := newDiagnoser(t, api, 2, nil)
 	got, _ := d.Diagnose(context.Background(), "shop/web-1", testPod(status(crashed(0))))
-	if l := got.Log("app"); l == nil || !l.Truncated || len(l.Lines) != 1 {
-		t.Errorf("log = %+v, want one cut line", l)
+	l := got.Log("app")
+	if l == nil || !l.Truncated || len(l.Lines) != 2 {
+		t.Fatalf("log = %+v, want two lines, one cut", l)
+	}
+	if want := strings.Repeat("x", bytesPerLine) + cutMark; l.Lines[0] != want || l.Lines[1] != "Error: the last line" {
+		t.Errorf("lines = %.40q…, %q", l.Lines[0], l.Lines[1])
+	}
+}
+
+func TestReadTail(t *testing.T) {
+	cases := []struct {
+		in     string
+		n, per int
+		want   []string
+		cut    bool
+	}{
+		{"", 3, 10, nil, false},
+		{"a\nb\nc\n", 2, 10, []string{"b", "c"}, false},
+		{"a\n\nno newline", 5, 10, []string{"a", "", "no newline"}, false},
+		{"abcdef\nxy\n", 5, 4, []string{"abcd" + cutMark, "xy"}, true},
+		{"ab\u00e9\u00e9\n", 5, 5, []string{"ab\u00e9" + cutMark}, true},
+		{strings.Repeat("z", 10000) + "\nend", 1, 4, []string{"end"}, false},
+		{strings.Repeat("z", 10000) + "\nend", 2, 4, []string{"zzzz" + cutMark, "end"}, true},
+	}
+	for _, c := range cases {
+		got, cut, err := readTail(strings.NewReader(c.in), c.n, c.per)
+		if err != nil || cut != c.cut || strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("readTail(%.20q, %d) = %q, %v, %v; want %q, %v", c.in, c.n, got, cut, err, c.want, c.cut)
+		}
 	}
 }
 

@@ -1,13 +1,14 @@
 package diagnose
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,49 +22,94 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
-// Byte limits of one log request: a tail of N lines may be at most N
-// times bytesPerLine, so one huge line cannot flood the output, and never
-// less than minLogBytes nor more than maxLogBytes.
+// Byte limits of a log tail. The server is asked for the last lines
+// without a byte limit, since its limit counts from the start of the tail
+// and one long line would drop the last lines, which hold the error a
+// diagnosis is for. Instead each line is cut to bytesPerLine here, and a
+// tail reads at most maxTailBytes from the server.
 const (
 	bytesPerLine = 2048
-	minLogBytes  = 16 << 10
-	maxLogBytes  = 1 << 20
+	maxTailBytes = 64 << 20
 )
 
-// logLimit is the byte limit of a tail of lines lines.
-func logLimit(lines int) int64 {
-	return min(max(int64(lines)*bytesPerLine, minLogBytes), maxLogBytes)
-}
+// cutMark ends a line the byte limit shortened.
+const cutMark = "…"
 
 // fetchLog reads the last lines lines of one container's log, its
 // previous instance when asked, in one request: client-go's own retries
 // are off (MaxRetries(0)), since the caller's queue retries with its
 // rate limiter and honours Retry-After without holding a worker.
 func fetchLog(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, c FailedContainer, lines int) (*check.LogTail, error) {
-	tail, limit := int64(lines), logLimit(lines)
-	opts := &corev1.PodLogOptions{Container: c.Name, Previous: c.Previous, TailLines: &tail, LimitBytes: &limit}
+	tail := int64(lines)
+	opts := &corev1.PodLogOptions{Container: c.Name, Previous: c.Previous, TailLines: &tail}
 	body, err := client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).MaxRetries(0).Stream(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer body.Close()
-	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	limited := &io.LimitedReader{R: body, N: maxTailBytes}
+	got, cut, err := readTail(limited, lines, bytesPerLine)
 	if err != nil {
 		return nil, fmt.Errorf("read the log: %w", err)
 	}
-	out := &check.LogTail{Previous: c.Previous, Lines: splitLines(data), Truncated: int64(len(data)) >= limit}
-	if len(out.Lines) > lines {
-		out.Lines = out.Lines[len(out.Lines)-lines:]
-	}
-	return out, nil
+	// A tail that reached maxTailBytes was cut too.
+	return &check.LogTail{Previous: c.Previous, Lines: got, Truncated: cut || limited.N == 0}, nil
 }
 
-func splitLines(data []byte) []string {
-	data = bytes.TrimSuffix(data, []byte("\n"))
-	if len(data) == 0 {
-		return []string{}
+// readTail keeps the last n lines of r, each cut to perLine bytes (at a
+// character's start, then cutMark); cut says a line was cut. It holds at
+// most n lines of perLine bytes, however long the lines are.
+func readTail(r io.Reader, n, perLine int) (lines []string, cut bool, err error) {
+	br := bufio.NewReader(r)
+	var cuts []bool
+	for {
+		line, size, err := readLine(br, perLine)
+		if err != nil && err != io.EOF {
+			return nil, false, err
+		}
+		if err == io.EOF && size == 0 {
+			break
+		}
+		text, wasCut := string(line), size > len(line)
+		if wasCut {
+			text = cutLine(line) + cutMark
+		}
+		lines, cuts = append(lines, text), append(cuts, wasCut)
+		if len(lines) > n {
+			lines, cuts = lines[1:], cuts[1:]
+		}
+		if err == io.EOF {
+			break
+		}
 	}
-	return strings.Split(string(data), "\n")
+	return lines, slices.Contains(cuts, true), nil
+}
+
+// readLine reads one line of br without its newline, keeping its first
+// perLine bytes; size is the whole line's length.
+func readLine(br *bufio.Reader, perLine int) (line []byte, size int, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if err == nil {
+			chunk = chunk[:len(chunk)-1]
+		}
+		size += len(chunk)
+		if room := perLine - len(line); room > 0 {
+			line = append(line, chunk[:min(room, len(chunk))]...)
+		}
+		if err != bufio.ErrBufferFull {
+			return line, size, err
+		}
+	}
+}
+
+// cutLine drops a character the byte limit split.
+func cutLine(line []byte) string {
+	end := len(line)
+	for end > 0 && end > len(line)-utf8.UTFMax && !utf8.Valid(line[:end]) {
+		end--
+	}
+	return string(line[:end])
 }
 
 // fetchEvents lists the Events about the pod (this UID), in one request,

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
@@ -32,10 +31,8 @@ var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
 //   - name: pod/NAME diagnosed, event/NAME warning, event/NAME normal.
 //   - templates and custom columns: applied to the same object as json.
 //
-// Under GitHub Actions (Options.StopCommands) the text of these messages,
-// which holds what the cluster wrote, is printed between
-// ::stop-commands::TOKEN and ::TOKEN::, except in JSON, where no line can
-// start a workflow command.
+// Under GitHub Actions their text, which holds what the cluster wrote, is
+// made safe as every other output is (see forGitHub).
 func (w *Writer) writeNews(msg controller.Message) error {
 	if err := w.printNews(msg); err != nil {
 		return fmt.Errorf("print %s %s: %w", msg.Kind, msg.Key, err)
@@ -53,8 +50,8 @@ func (w *Writer) printNews(msg controller.Message) error {
 	}
 	switch w.shape {
 	case Table:
-		w.guarded(w.tw, w.newsLines(msg))
-		return nil
+		_, err := io.WriteString(w.tw, w.newsLines(msg))
+		return err
 	case Event:
 		if *w.opts.PrintFlags.OutputFormat == "json" {
 			if msg.Diagnosis != nil {
@@ -68,9 +65,9 @@ func (w *Writer) printNews(msg controller.Message) error {
 			if err != nil {
 				return err
 			}
-			return w.printGuarded(w.printer, envelope)
+			return w.printWhole(w.printer, envelope)
 		}
-		return w.printGuarded(w.printer, &metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: obj}})
+		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: obj}})
 	case Name:
 		if msg.Kind == controller.Diagnosis {
 			if msg.Row == nil {
@@ -84,7 +81,7 @@ func (w *Writer) printNews(msg controller.Message) error {
 	if err != nil {
 		return fmt.Errorf("convert the %s for the printer: %w", msg.Kind, err)
 	}
-	return w.printGuarded(w.printer, &unstructured.Unstructured{Object: content})
+	return w.printWhole(w.printer, &unstructured.Unstructured{Object: content})
 }
 
 // newsObject is the object a message carries: a typed copy of the Event,
@@ -111,26 +108,6 @@ func newsObject(msg controller.Message) (runtime.Object, error) {
 		return nil, fmt.Errorf("unmarshal the diagnosis: %w", err)
 	}
 	return &unstructured.Unstructured{Object: content}, nil
-}
-
-// printGuarded prints one object through p, between the stop-commands
-// lines under GitHub Actions.
-func (w *Writer) printGuarded(p printers.ResourcePrinter, obj runtime.Object) error {
-	w.scratch.Reset()
-	if err := p.PrintObj(obj, &w.scratch); err != nil {
-		return shortTemplateError(err)
-	}
-	w.guarded(&w.buf, w.scratch.String())
-	return nil
-}
-
-// guarded writes text, between the stop-commands lines when a token is
-// set; empty text writes nothing.
-func (w *Writer) guarded(out io.Writer, text string) {
-	if text == "" {
-		return
-	}
-	_, _ = out.Write([]byte(check.StopCommands(w.opts.StopCommands, text)))
 }
 
 // diagnosisIndent starts the lines of a diagnosis in a table.
@@ -256,6 +233,9 @@ func writeContainerLog(b *strings.Builder, pod string, c diagnose.Container) {
 	fmt.Fprintf(b, "%s%s: container %s (%s), last %d log %s:\n", diagnosisIndent, pod, cellText(c.Name), instance, len(l.Lines), lines)
 	for _, line := range l.Lines {
 		b.WriteString(diagnosisIndent + "  " + cellText(check.LogLine(line)) + "\n")
+	}
+	if l.Truncated {
+		b.WriteString(diagnosisIndent + "  (long lines cut at the byte limit, ending with …)\n")
 	}
 }
 

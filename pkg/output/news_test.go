@@ -104,26 +104,6 @@ func TestNewsGolden(t *testing.T) {
 	}
 }
 
-// No line of text output can run a GitHub workflow command: a log line
-// that looks like one is between stop-commands lines.
-func TestNewsGuardedForGitHub(t *testing.T) {
-	for _, args := range [][]string{nil, {"-o", "yaml"}, {"-o", "custom-columns=R:.containers[*].logs.lines"}} {
-		out := renderNews(t, args, false, "TOKEN")
-		stopped := false
-		for _, line := range strings.Split(out, "\n") {
-			trimmed := strings.TrimLeft(line, " -")
-			switch {
-			case line == "::stop-commands::TOKEN":
-				stopped = true
-			case line == "::TOKEN::":
-				stopped = false
-			case strings.HasPrefix(trimmed, "::") && !stopped:
-				t.Errorf("%v: workflow command outside stop-commands: %q", args, line)
-			}
-		}
-	}
-}
-
 func TestNewsJSONExact(t *testing.T) {
 	out := renderNews(t, []string{"-o", "json"}, false, "TOKEN")
 	var kinds []string

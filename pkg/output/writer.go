@@ -21,6 +21,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
@@ -64,9 +65,9 @@ type Options struct {
 	// Events: WARNING and NORMAL messages may come (--events), so the
 	// EVENT column starts wide enough for them.
 	Events bool
-	// StopCommands, under GitHub Actions, is the run's random token: text
-	// from the cluster is printed between ::stop-commands::TOKEN and
-	// ::TOKEN::, so it cannot run a workflow command.
+	// StopCommands, under GitHub Actions, is the run's random token for
+	// ::stop-commands::; set, no text from the cluster can run a workflow
+	// command (see forGitHub).
 	StopCommands string
 	Out          io.Writer
 	// Now is the clock for the AGE column; tests fix it.
@@ -107,6 +108,9 @@ type Writer struct {
 	lead []metav1.TableColumnDefinition
 	// told is what a table has shown of each pod's diagnoses.
 	told map[contextKey]*told
+	// paused: under GitHub Actions, a stop-commands pause is open on the
+	// output (see guardLines).
+	paused bool
 }
 
 // New builds the printer; an error here is a usage error (bad -o value or
@@ -233,6 +237,7 @@ func (w *Writer) Flush() error {
 	if w.contextColors != nil && w.shape == Table {
 		text = colorContexts(text, w.contextColors)
 	}
+	text = w.forGitHub(text)
 	if w.colors != nil {
 		text = colorize(text, w.colors)
 	}
@@ -291,7 +296,15 @@ func (w *Writer) printWhole(p printers.ResourcePrinter, obj runtime.Object) erro
 	if err := p.PrintObj(obj, &w.scratch); err != nil {
 		return shortTemplateError(err)
 	}
-	w.buf.Write(w.scratch.Bytes())
+	text := w.scratch.Bytes()
+	if w.gitHub() && w.shape == Event {
+		safe, err := safeYAML(text)
+		if err != nil {
+			return err
+		}
+		text = safe
+	}
+	w.buf.Write(text)
 	return nil
 }
 
@@ -360,16 +373,52 @@ func (w *Writer) tableRow(msg controller.Message, changes string) *metav1.Table 
 	cols := w.columns(row.Columns)
 	cells := w.appendLeadCells(make([]any, 0, len(cols)), msg, meta)
 	lead := len(cells)
-	cells = append(cells, row.Cells...)
+	for _, c := range row.Cells {
+		cells = append(cells, w.serverCell(c))
+	}
 	for i, c := range row.Columns {
 		if c.Name == "Age" {
 			cells[lead+i] = age(meta.CreationTimestamp, w.opts.Now())
 		}
 	}
-	cells = append(w.labels.cells(cells, meta.Labels), changes)
+	if w.gitHub() {
+		changes = check.Defuse(changes)
+	}
+	cells = append(w.labels.cells(cells, meta.Labels), cellText(changes))
 	// No object: the printer would read only its namespace and labels,
 	// whose columns are built here.
 	return &metav1.Table{ColumnDefinitions: cols, Rows: []metav1.TableRow{{Cells: cells}}}
+}
+
+// serverCell is a cell of the server's table as kubectl prints it (its
+// printer shows ESC as ^[ and cuts a cell at a line break), with the
+// control characters kubectl lets through (BEL, backspace, C1, bidi
+// overrides) escaped, and under GitHub Actions defused.
+func (w *Writer) serverCell(c any) any {
+	s, ok := c.(string)
+	if !ok {
+		return c
+	}
+	if strings.ContainsFunc(s, passedControl) {
+		var b strings.Builder
+		for _, r := range s {
+			if passedControl(r) {
+				b.WriteString(check.Escape(string(r)))
+			} else {
+				b.WriteRune(r)
+			}
+		}
+		s = b.String()
+	}
+	if w.gitHub() {
+		s = check.Defuse(s)
+	}
+	return s
+}
+
+// passedControl: a control character kubectl's table printer prints raw.
+func passedControl(r rune) bool {
+	return check.ControlChar(r) && r != '\r' && r != '\f' && r != 0x1b
 }
 
 var changesColumn = metav1.TableColumnDefinition{Name: "Changes", Type: "string", Description: "What changed since the previous message for this pod."}

@@ -1,33 +1,63 @@
 package podsync
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
+// errOut is the run's stderr: under GitHub Actions every line goes through
+// check.Defuse, so no text from the cluster in a warning, a progress line
+// or the summary can run a workflow command; podsync's own commands are
+// written with lockedWriter.writeRaw.
+func errOut(cfg Config) io.Writer {
+	if cfg.GitHub == nil {
+		return cfg.ErrOut
+	}
+	if _, ok := cfg.ErrOut.(*check.DefusedWriter); ok {
+		return cfg.ErrOut
+	}
+	return &check.DefusedWriter{Raw: cfg.ErrOut}
+}
+
 // writeSummary writes the text summary on stderr; under GitHub Actions it
-// is between stop-commands lines (it holds log lines and messages from the
-// cluster), followed by one ::error annotation per pod it explains, and
-// appended to the job summary as Markdown.
+// is defused and, as a second guard, between stop-commands lines (it holds
+// log lines and messages from the cluster), followed by one ::error
+// annotation per pod it explains, and appended to the job summary as
+// Markdown.
 func (s *stream) writeSummary(sum check.Summary) {
 	gh := s.cfg.GitHub
 	if gh == nil {
 		_ = sum.WriteText(s.stderr)
 		return
 	}
-	var text strings.Builder
+	var text, annotations strings.Builder
 	_ = sum.WriteText(&text)
-	_, _ = fmt.Fprint(s.stderr, check.StopCommands(gh.Token, text.String()))
-	_ = sum.WriteAnnotations(s.stderr)
+	s.stderr.writeRaw(check.StopCommands(gh.Token, check.Defuse(text.String())))
+	_ = sum.WriteAnnotations(&annotations)
+	s.stderr.writeRaw(annotations.String())
 	if gh.StepSummary == "" {
 		return
 	}
 	if err := appendMarkdown(gh.StepSummary, sum); err != nil {
 		fmt.Fprintf(s.stderr, "warning: GitHub job summary: %s\n", check.OneLine(err.Error(), 0))
 	}
+}
+
+// writeJSONSummary writes the JSON summary on stderr; under GitHub Actions
+// defused as JSON (check.DefuseJSON), which decodes to the same values.
+func (s *stream) writeJSONSummary(sum check.Summary) {
+	if s.cfg.GitHub == nil {
+		_ = sum.WriteJSON(s.stderr)
+		return
+	}
+	var b bytes.Buffer
+	_ = sum.WriteJSON(&b)
+	s.stderr.writeRaw(string(check.DefuseJSON(b.Bytes())))
 }
 
 // appendMarkdown appends the summary to the job summary file.
@@ -41,5 +71,15 @@ func appendMarkdown(path string, sum check.Summary) (err error) {
 			err = fmt.Errorf("close %s: %w", path, cerr)
 		}
 	}()
-	return sum.WriteMarkdown(f)
+	return sum.WriteMarkdown(f, markdownRoom(f))
+}
+
+// markdownRoom is what is left of the job summary's 1 MiB: earlier steps'
+// text in the same file counts too.
+func markdownRoom(f *os.File) int {
+	st, err := f.Stat()
+	if err != nil {
+		return check.MaxMarkdown
+	}
+	return max(0, check.MaxMarkdown-int(st.Size()))
 }

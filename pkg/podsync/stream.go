@@ -23,7 +23,7 @@ import (
 type stream struct {
 	cfg      Config
 	writer   *output.Writer
-	stderr   io.Writer
+	stderr   *lockedWriter
 	clusters []*clusterRun
 	// several: the run watches more than one cluster.
 	several bool
@@ -66,7 +66,7 @@ func newStream(ctx context.Context, cfg Config, several bool) *stream {
 	return &stream{
 		cfg:         cfg,
 		writer:      cfg.Output,
-		stderr:      &lockedWriter{w: cfg.ErrOut},
+		stderr:      &lockedWriter{w: errOut(cfg)},
 		several:     several,
 		deliveries:  make(chan delivery),
 		pages:       make(chan page),
@@ -309,6 +309,14 @@ func (s *stream) flush() (ending, bool) {
 	return ending{}, false
 }
 
+// endOutput flushes the output and ends what it left open (see
+// output.Writer.End) before the summary.
+func (s *stream) endOutput() {
+	if !s.outClosed {
+		_ = s.writer.End()
+	}
+}
+
 // writeFailed ends the output: a reader that went away (`| head -1`) ends
 // it quietly; any other failure to write ends the run with an error.
 func (s *stream) writeFailed(we *output.WriteError) (ending, bool) {
@@ -455,6 +463,7 @@ func (s *stream) finish(ctx context.Context, end ending, took time.Duration) Out
 		out.Signal, out.Err = sig.Signal, nil
 	}
 	if !end.summary {
+		s.endOutput()
 		s.sayNoneFound(out)
 		return out
 	}
@@ -464,7 +473,7 @@ func (s *stream) finish(ctx context.Context, end ending, took time.Duration) Out
 			s.printHeld(w)
 		}
 	}
-	s.flush()
+	s.endOutput()
 	s.summary(ctx, out, took)
 	return out
 }
@@ -501,4 +510,16 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// writeRaw writes text that holds podsync's own workflow commands, past
+// the DefusedWriter that every other stderr line goes through.
+func (l *lockedWriter) writeRaw(text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.w
+	if d, ok := w.(*check.DefusedWriter); ok {
+		w = d.Raw
+	}
+	_, _ = io.WriteString(w, text)
 }

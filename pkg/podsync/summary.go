@@ -38,7 +38,7 @@ func (s *stream) summary(ctx context.Context, out Outcome, took time.Duration) {
 	}
 	s.writeSummary(sum)
 	if s.cfg.JSONSummary {
-		_ = sum.WriteJSON(s.stderr)
+		s.writeJSONSummary(sum)
 	}
 }
 

@@ -1,0 +1,115 @@
+package output
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubectl/pkg/cmd/get"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+)
+
+// fuzzFormats are the -o values the fuzz target prints in; templates are
+// guarded, the rest must be safe line by line.
+var fuzzFormats = [][]string{nil, {"-o", "wide"}, {"-o", "json"}, {"-o", "yaml"}, {"-o", "name"}, {"-o", "jsonpath={.metadata.annotations.a}"}}
+
+// FuzzGitHubOutput puts random text in every field podsync prints from the
+// cluster (an annotation, the STATUS cell, an Event's reason and message,
+// a container's name, reason, message and log lines) and replays what the
+// GitHub Actions writer prints, on stdout and in the summary on stderr,
+// through the runner's parsers: no command may come from that text.
+func FuzzGitHubOutput(f *testing.F) {
+	f.Add("##[error]a", "::add-mask::b", "x\n  ::error::c", "#\u200b#[stop-commands]d")
+	f.Add("\r::error::e", "\u2003::warning::f", ":\u200b:error::g", "###[ERROR]h")
+	f.Fuzz(func(t *testing.T, a, b, c, d string) {
+		msgs := fuzzMessages(a, b, c, d)
+		for _, args := range fuzzFormats {
+			out := fuzzRender(t, args, msgs)
+			cmds := ghrunner.Strict(out)
+			if len(args) > 0 && strings.HasPrefix(args[1], "jsonpath") {
+				cmds = ghrunner.Replay(out)
+			}
+			for _, cmd := range cmds {
+				if cmd.Line != "::stop-commands::TOKEN" && cmd.Line != "::TOKEN::" {
+					t.Fatalf("%v: the runner runs %q from %q", args, cmd.Name, cmd.Line)
+				}
+			}
+		}
+		fuzzSummary(t, a, b, c, d)
+	})
+}
+
+func fuzzMessages(a, b, c, d string) []controller.Message {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "shop", ResourceVersion: "1",
+			Annotations: map[string]string{"a": a, b: c}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, Message: d},
+	}
+	r := source.RowOf(pod)
+	r.Columns = columns
+	r.Cells = []interface{}{"web-1", "0/1", b, "0", "x", "<none>", "<none>", "<none>", "<none>"}
+	r2 := source.RowOf(pod)
+	r2.Columns = columns
+	r2.Cells = []interface{}{"web-1", "0/1", c, "0", "x", "<none>", "<none>", "<none>", "<none>"}
+	diag := &diagnose.Diagnosis{
+		Kind: diagnose.Kind, Metadata: diagnose.Meta{Name: "web-1", Namespace: "shop"},
+		Containers: []diagnose.Container{{Name: a, Reason: b, Logs: &check.LogTail{Lines: []string{a, b, c, d}}}},
+		Events:     []check.EventExplanation{{Type: "Warning", Reason: c, Message: d, Count: 2}},
+		Missing:    []string{a},
+	}
+	return []controller.Message{
+		{Kind: controller.Sync, Key: shopKey("web-1"), Row: r},
+		{Kind: controller.Update, Key: shopKey("web-1"), Row: r2},
+		{Kind: controller.Diagnosis, Key: shopKey("web-1"), Row: r2, Diagnosis: diag},
+		{Kind: controller.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", a, b+"\n"+d, 1)},
+	}
+}
+
+func fuzzRender(t *testing.T, args []string, msgs []controller.Message) string {
+	pf := get.NewGetPrintFlags()
+	if err := newFlagCommand(pf).ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w, err := New(Options{PrintFlags: pf, Events: true, StopCommands: "TOKEN", Out: &out, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		// A message the printer cannot print (text the YAML reader
+		// refuses) prints nothing, as in a run.
+		_ = w.Write(m)
+	}
+	if err := w.End(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// fuzzSummary: the summary on stderr as a run writes it under GitHub
+// Actions, defused, guarded, then the ::error annotations.
+func fuzzSummary(t *testing.T, a, b, c, d string) {
+	sum := check.Summary{Verdict: "failed", ExitCode: 4, Reason: a, Unsatisfied: []check.PodExplanation{{
+		Namespace: "shop", Name: "web-1", Phase: b, Reason: c, Message: d,
+		Containers: []check.ContainerExplanation{{Name: a, State: "waiting", Reason: b, Message: c, Logs: &check.LogTail{Lines: []string{a, b, c, d}}}},
+		Events:     []check.EventExplanation{{Type: "Warning", Reason: c, Message: d, Count: 1}},
+	}}}
+	var text, out strings.Builder
+	_ = sum.WriteText(&text)
+	out.WriteString(check.StopCommands("TOKEN", check.Defuse(text.String())))
+	_ = sum.WriteAnnotations(&out)
+	for _, cmd := range ghrunner.Strict(out.String()) {
+		own := cmd.Line == "::stop-commands::TOKEN" || strings.HasPrefix(cmd.Line, "::error title=pod shop/web-1")
+		if !own {
+			t.Fatalf("summary: the runner runs %q from %q", cmd.Name, cmd.Line)
+		}
+	}
+}

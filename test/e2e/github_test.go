@@ -1,0 +1,227 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
+	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
+)
+
+// commandText is cluster text in both of the runner's syntaxes, on
+// several lines, with a bidi override and a bell.
+const commandText = "##[add-mask]s3cret and ##[warning]from the cluster\n  ::error::a second line\n##[stop-commands]x\u202e\x07"
+
+// commandLog is a container log that tries to stop podsync's own
+// annotations and to run commands of its own.
+var commandLog = []string{
+	"starting",
+	"##[stop-commands]x",
+	"log ##[error]anywhere in a line",
+	"::add-mask::from the log",
+	"Error: giving up",
+}
+
+// commandPod makes a crash-looping pod that carries commandText in an
+// annotation and a Warning Event, and commandLog as its log.
+func commandPod(t *testing.T, ns string) {
+	t.Helper()
+	env.Apply(t, ns, harness.PodYAML("loop", map[string]string{
+		localcluster.StateAnnotation: localcluster.StateCrashLoop, "note": commandText,
+	}))
+	harness.Eventually(t, podLimit, harness.Text("the crash log of loop"), func() bool {
+		out, err := env.KubectlErr("logs", "-n", ns, "loop")
+		return err == nil && strings.Contains(out, localcluster.CrashLoopLastLine)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	logs := map[string]localcluster.ContainerLog{"app": {Current: commandLog, Previous: commandLog}}
+	if err := env.Cluster.SetLogs(ctx, ns, "loop", logs); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, podLimit, harness.Text("the log of loop"), func() bool {
+		out, err := env.KubectlErr("logs", "--previous", "-n", ns, "loop")
+		return err == nil && strings.Contains(out, "##[stop-commands]x")
+	})
+	uid := env.KubectlOut(t, "get", "pod", "-n", ns, "loop", "-o", "jsonpath={.metadata.uid}")
+	now := time.Now().UTC().Format(time.RFC3339)
+	env.Apply(t, ns, fmt.Sprintf(`apiVersion: v1
+kind: Event
+metadata:
+  name: loop.commands
+involvedObject: {kind: Pod, name: loop, namespace: %s, uid: %s}
+type: Warning
+reason: "##[error]Reason"
+message: %q
+count: 3
+firstTimestamp: %s
+lastTimestamp: %s
+`, ns, uid, commandText, now, now))
+}
+
+// ownCommand: a command podsync itself writes under GitHub Actions.
+func ownCommand(c ghrunner.Command, ns string) bool {
+	switch strings.ToLower(c.Name) {
+	case "stop-commands":
+		return regexp.MustCompile(`^::stop-commands::[0-9a-f]{32}$`).MatchString(c.Line)
+	case "error":
+		return strings.HasPrefix(c.Line, "::error title=pod "+ns+"/loop%3A ")
+	}
+	return regexp.MustCompile(`^::[0-9a-f]{32}::$`).MatchString(c.Line)
+}
+
+// Under GitHub Actions, no line podsync writes in any format, with
+// --diagnose and --events, runs a command from the cluster's text, by the
+// runner's own two parsers; json and yaml hold no guard line and decode to
+// the cluster's text exactly.
+func TestGitHubNoCommandFromTheCluster(t *testing.T) {
+	t.Parallel()
+	ns := env.Namespace(t)
+	commandPod(t, ns)
+	gh := []string{"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + filepath.Join(t.TempDir(), "summary.md")}
+	for _, format := range []string{"", "wide", "json", "yaml", "name", "jsonpath={.metadata.annotations.note}", `go-template={{.metadata.name}} {{.metadata.annotations.note}}`} {
+		args := []string{"-n", ns, "loop", "--until", "ready", "--diagnose", "--events", "--timeout", "2m"}
+		if format != "" {
+			args = append(args, "-o", format)
+		}
+		r := env.PodsyncEnv(t, runLimit, gh, args...)
+		if r.Code != 4 {
+			t.Fatalf("-o %q: exit %d, want 4\n%s", format, r.Code, r)
+		}
+		stdout := ghrunner.Strict(r.Stdout)
+		if strings.HasPrefix(format, "jsonpath") || strings.HasPrefix(format, "go-template") {
+			// The template's text is the user's, exact, and guarded.
+			stdout = ghrunner.Replay(r.Stdout)
+		}
+		for _, c := range append(stdout, ghrunner.Replay(r.Stderr)...) {
+			if !ownCommand(c, ns) {
+				t.Errorf("-o %q: the runner runs %q from %q", format, c.Name, c.Line)
+			}
+		}
+		if n := len(ghrunner.Replay(r.Stderr)); !strings.Contains(r.Stderr, "::error title=pod "+ns+"/loop") || n < 3 {
+			t.Errorf("-o %q: podsync's own annotation did not run (%d commands ran)\n%s", format, n, r.Stderr)
+		}
+		switch format {
+		case "json":
+			checkDecoded(t, strings.Split(strings.TrimSpace(r.Stdout), "\n"), r.Stdout)
+		case "yaml":
+			checkDecoded(t, strings.Split(r.Stdout, "---\n"), r.Stdout)
+		}
+	}
+}
+
+// checkDecoded: every document parses, no guard line is in them, and the
+// annotation and the log lines decode to what the cluster holds.
+func checkDecoded(t *testing.T, docs []string, out string) {
+	t.Helper()
+	if strings.Contains(out, "::stop-commands::") {
+		t.Errorf("a guard line in parseable output:\n%s", out)
+	}
+	var note, diagnosed bool
+	for _, doc := range docs {
+		var m struct {
+			Type   string `json:"type"`
+			Object struct {
+				Metadata struct {
+					Annotations map[string]string `json:"annotations"`
+				} `json:"metadata"`
+				Containers []struct {
+					Logs struct {
+						Lines []string `json:"lines"`
+					} `json:"logs"`
+				} `json:"containers"`
+			} `json:"object"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatalf("not parseable: %v\n%s", err, doc)
+		}
+		if a, ok := m.Object.Metadata.Annotations["note"]; ok {
+			note = true
+			if a != commandText {
+				t.Errorf("annotation decodes to %q, want %q", a, commandText)
+			}
+		}
+		if m.Type == "DIAGNOSIS" && len(m.Object.Containers) > 0 {
+			diagnosed = true
+			if got := strings.Join(m.Object.Containers[0].Logs.Lines, "\n"); got != strings.Join(commandLog, "\n") {
+				t.Errorf("log lines decode to %q", got)
+			}
+		}
+	}
+	if !note || !diagnosed {
+		t.Errorf("no pod with its annotation (%v) or no DIAGNOSIS (%v) in\n%s", note, diagnosed, out)
+	}
+}
+
+// The job summary under GitHub Actions: at most 1 MiB however much the
+// pods' logs hold, the verdict and the pod's line first, and no link from
+// the cluster's text.
+func TestGitHubJobSummaryBounded(t *testing.T) {
+	t.Parallel()
+	ns := env.Namespace(t)
+	env.Apply(t, ns, harness.PodYAML("loop", crashLoop))
+	harness.Eventually(t, podLimit, harness.Text("the crash log of loop"), func() bool {
+		out, err := env.KubectlErr("logs", "-n", ns, "loop")
+		return err == nil && strings.Contains(out, localcluster.CrashLoopLastLine)
+	})
+	var long []string
+	for i := range 1000 {
+		long = append(long, fmt.Sprintf("%d [click](https://evil.example/x) https://evil.example/y <b>bold</b> %s", i, strings.Repeat("x", 2000)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := env.Cluster.SetLogs(ctx, ns, "loop", map[string]localcluster.ContainerLog{"app": {Current: long, Previous: long}}); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, podLimit, harness.Text("the long log of loop"), func() bool {
+		out, err := env.KubectlErr("logs", "--previous", "-n", ns, "loop")
+		return err == nil && strings.Contains(out, "999 [click]")
+	})
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	gh := []string{"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + summary}
+	r := env.PodsyncEnv(t, runLimit, gh, "-n", ns, "loop", "--until", "ready", "--log-lines", "1000", "--timeout", "2m")
+	if r.Code != 4 {
+		t.Fatalf("exit %d, want 4\n%s", r.Code, r)
+	}
+	md, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md) > 1<<20 {
+		t.Errorf("job summary of %d bytes, over 1 MiB", len(md))
+	}
+	text := string(md)
+	for _, want := range []string{"### kubectl podsync: failed (exit 4)", "| " + ns + "/loop |", "cut: the job summary is at most 1 MiB"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("job summary lacks %q (%d bytes)", want, len(md))
+		}
+	}
+	if regexp.MustCompile(`\]\(https?:|[^\\]\[click\]|[^/\x60]https://evil`).MatchString(outsideCode(text)) {
+		t.Errorf("a link from the cluster's text can be clicked in the job summary")
+	}
+}
+
+// outsideCode is md without its fenced code blocks, where nothing is a link.
+func outsideCode(md string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "```") {
+			in = !in
+			continue
+		}
+		if !in {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
