@@ -30,6 +30,12 @@ import (
 // runtime.Unknown holding the object follows.
 var protobufMagic = []byte("k8s\x00")
 
+// answerBuffer is the size of the buffer an answer is read through.
+const answerBuffer = 64 << 10
+
+// sniffBytes is how many bytes of an answer tell its encoding.
+const sniffBytes = 32
+
 // Field numbers of the messages read here (see their protobuf tags).
 const (
 	unknownRaw      = 2  // runtime.Unknown.Raw
@@ -50,7 +56,7 @@ const (
 // which the client would otherwise allocate, zero and collect, twice over
 // as it grew, for every page.
 func readPodList(body io.Reader, meta func(metav1.ListMeta), item func([]byte) error) error {
-	r := &protoReader{r: bufio.NewReaderSize(body, 64<<10)}
+	r := &protoReader{r: bufio.NewReaderSize(body, answerBuffer)}
 	magic := make([]byte, len(protobufMagic))
 	if _, err := io.ReadFull(r.r, magic); err != nil || !bytes.Equal(magic, protobufMagic) {
 		return errors.New("the answer is not protobuf")
