@@ -262,6 +262,11 @@ func leanRow(parts podParts, scratch *[]byte) (PodRow, error) {
 		return PodRow{}, err
 	}
 	*scratch = lean
+	// Pod() decodes these bytes on each read: bytes it could not decode
+	// are refused here, once, rather than on a read that cannot fail.
+	if err := (&corev1.Pod{}).Unmarshal(lean); err != nil {
+		return PodRow{}, fmt.Errorf("decode pod %s/%s: %w", m.Namespace, m.Name, err)
+	}
 	p := &Parts{Annotations: uint32(annotations), Finalizers: uint32(finalizers),
 		Spec: fieldHashes(parts.spec, specFields()), Status: fieldHashes(parts.status, statusFields())}
 	return PodRow{meta: slimMeta(&m), lean: bytes.Clone(lean), Parts: p}, nil
@@ -284,6 +289,12 @@ func packedRow(parts podParts, keepManagedFields bool, scratch *[]byte) (PodRow,
 	packed, err := packPod(parts, keepManagedFields, scratch)
 	if err != nil {
 		return PodRow{}, err
+	}
+	// Pod() reads the lean pod of these bytes on each read: bytes it
+	// could not read are refused here, once, rather than on a read that
+	// cannot fail.
+	if _, err := packedLeanPod(metav1.ObjectMeta{}, packed); err != nil {
+		return PodRow{}, fmt.Errorf("decode pod %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	return PodRow{meta: slimMeta(&m), Raw: packed}, nil
 }
