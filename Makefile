@@ -46,11 +46,15 @@ test: vet fuzz ## Every test: unit and end-to-end against a local control plane,
 unit: ## Unit tests only (no control plane)
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /test/ -e /internal/localcluster)
 
-fuzz: ## Fuzz the model of a run (8 histories) and the --until, --fail-on and duration parsers (20,000 inputs each)
+fuzz: ## Fuzz the model of a run (8 histories), the --until, --fail-on and duration parsers and the parsers of the server's bytes (20,000 inputs each)
 	$(GO) test -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $(fuzz_model) ./pkg/podsync
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConditions$$' -fuzztime $(fuzz_parser) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzParseReasons$$' -fuzztime $(fuzz_parser) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzDurationFlags$$' -fuzztime $(fuzz_parser) ./pkg/cmd
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodePod$$' -fuzztime $(fuzz_parser) ./pkg/source
+	$(GO) test -run '^$$' -fuzz '^FuzzReadPodList$$' -fuzztime $(fuzz_parser) ./pkg/source
+	$(GO) test -run '^$$' -fuzz '^FuzzWatchFrames$$' -fuzztime $(fuzz_parser) ./pkg/source
+	$(GO) test -run '^$$' -fuzz '^FuzzTableCells$$' -fuzztime $(fuzz_parser) ./pkg/source
 
 # The scale benchmark: not part of `make test` (test/bench runs a small
 # smoke of it there). It takes about 90 minutes at the default sizes on two
