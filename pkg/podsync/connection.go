@@ -25,9 +25,12 @@ import (
 //   - A watch that is too old to resume (410 Gone, Expired) is not a lost
 //     connection: the informer relists, and nothing needs to be said.
 //   - Any other error after that means the connection was lost. It is said
-//     once on stderr and the informer retries by itself; the next successful
-//     request says the connection is back, and the informer's relist (or the
-//     resumed watch) brings the changes made in between.
+//     once on stderr, with what fails, and the informer retries by itself;
+//     while the retries go on failing, a line every stillLostEvery says for
+//     how long (and what fails now, if that changed). The next request that
+//     really succeeds (a list whose pods are all in, a watch the server
+//     accepted) says the connection is back, and the informer's relist (or
+//     the resumed watch) brings the changes made in between.
 //   - A run that only needs the list (--once) ignores watch errors: a user
 //     who may list but not watch can still take a snapshot, as with
 //     `kubectl get pods`.
@@ -58,7 +61,14 @@ type connection struct {
 	listed   bool
 	lostAt   time.Time
 	lostOnce bool // lostAt is set
+	// saidAt and saidWhy are when the lost connection was last spoken of,
+	// and what failed then.
+	saidAt  time.Time
+	saidWhy string
 }
+
+// stillLostEvery is how often a connection still lost says for how long.
+const stillLostEvery = 30 * time.Second
 
 // Result implements source.Reporter.
 func (c *connection) Result(verb string, err error) {
@@ -90,10 +100,25 @@ func (c *connection) Result(verb string, err error) {
 		c.fail(why)
 		return
 	}
-	if !c.lostOnce && !c.quiet {
-		c.lostOnce, c.lostAt = true, c.clock()
-		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server%s (%s); retrying\n", c.of(), why)
+	if c.quiet {
+		return
 	}
+	now := c.clock()
+	if !c.lostOnce {
+		c.lostOnce, c.lostAt, c.saidAt, c.saidWhy = true, now, now, why.Error()
+		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server%s (%s); retrying\n", c.of(), why)
+		return
+	}
+	if now.Sub(c.saidAt) < stillLostEvery {
+		return
+	}
+	changed := ""
+	if why.Error() != c.saidWhy {
+		changed = fmt.Sprintf(" (now %s)", why)
+	}
+	c.saidAt, c.saidWhy = now, why.Error()
+	fmt.Fprintf(c.errOut, "podsync: still no connection to the API server%s after %s%s; retrying\n",
+		c.of(), check.RoundDuration(now.Sub(c.lostAt)), changed)
 }
 
 // of names the context after "the API server", with several clusters.

@@ -52,12 +52,39 @@ func TestConnectionLostOnceAndBackOnce(t *testing.T) {
 	c.conn.Result("list", nil)
 	c.conn.Result("watch", nil)
 	want := "podsync: lost the connection to the API server (watch pods at https://127.0.0.1:6443: dial tcp 127.0.0.1:6443: connection refused); retrying\n" +
-		"podsync: reconnected to the API server after 1.5s; changes made meanwhile follow\n"
+		"podsync: reconnected to the API server after 15s; changes made meanwhile follow\n"
 	if got := c.stderr.String(); got != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", got, want)
 	}
 	if c.ctx.Err() != nil {
 		t.Errorf("the run ended: %v", context.Cause(c.ctx))
+	}
+}
+
+// A connection that stays lost says so once with what fails, then every
+// half minute for how long, naming what fails only when that changed.
+func TestConnectionSaysHowLongItIsLost(t *testing.T) {
+	c := newConn(t)
+	clock := time.Unix(0, 0)
+	c.conn.now = func() time.Time { return clock }
+	c.conn.Result("list", nil)
+	busy := apierrors.NewServiceUnavailable("the server is starting")
+	for i := range 50 { // a failure every 2 s for 100 s
+		err := refused()
+		if i >= 30 {
+			err = busy
+		}
+		c.conn.Result("watch", err)
+		clock = clock.Add(2 * time.Second)
+	}
+	c.conn.Result("watch", nil)
+	want := "podsync: lost the connection to the API server (watch pods at https://127.0.0.1:6443: dial tcp 127.0.0.1:6443: connection refused); retrying\n" +
+		"podsync: still no connection to the API server after 30s; retrying\n" +
+		"podsync: still no connection to the API server after 1m0s (now watch pods: the server is starting); retrying\n" +
+		"podsync: still no connection to the API server after 1m30s; retrying\n" +
+		"podsync: reconnected to the API server after 1m40s; changes made meanwhile follow\n"
+	if got := c.stderr.String(); got != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", got, want)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -118,7 +119,7 @@ func TestReportWatch(t *testing.T) {
 	}{
 		{"a watch", metav1.ListOptions{}, nil, "[watch false]"},
 		{"a refused watch", metav1.ListOptions{}, refused, "[watch true]"},
-		{"a streaming list", streaming, nil, "[list false]"},
+		{"a streaming list answered", streaming, nil, "[]"},
 		{"a streaming list refused", streaming, refused, "[]"},
 		{"a streaming list of a busy server", streaming, busy, "[list true]"},
 		{"a streaming list of a server down", streaming, down, "[list true]"},
@@ -154,7 +155,7 @@ func TestPlainWatchAfterStreamedList(t *testing.T) {
 		asked = append(asked, fmt.Sprintf("%s rv=%s encoding=%s", r.URL.Query().Get("sendInitialEvents"),
 			r.URL.Query().Get("resourceVersion"), r.Header.Get("Accept-Encoding")))
 		mu.Unlock()
-		w.Header().Set("Content-Type", watchAccept)
+		w.Header().Set("Content-Type", runtime.ContentTypeProtobuf+";stream=watch")
 		if r.URL.Query().Has("sendInitialEvents") {
 			_, _ = w.Write(streamed)
 		} else {
@@ -172,7 +173,8 @@ func TestPlainWatchAfterStreamedList(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	opts := metav1.ListOptions{SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true}
-	w, err := rawWatch(ctx, client, "", opts, decoder{pack: true})
+	var listed []error
+	w, err := rawWatch(ctx, client, "", opts, decoder{pack: true}, func(err error) { listed = append(listed, err) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,9 +191,53 @@ func TestPlainWatchAfterStreamedList(t *testing.T) {
 	if want := "[ADDED listed BOOKMARK  MODIFIED after]"; fmt.Sprint(got) != want {
 		t.Errorf("events %v, want %s", got, want)
 	}
+	if fmt.Sprint(listed) != "[<nil>]" {
+		t.Errorf("the streamed list told %v, want one success", listed)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if want := "[true rv= encoding=gzip  rv=9 encoding=identity]"; fmt.Sprint(asked) != want {
 		t.Errorf("requests %q, want %s", asked, want)
+	}
+}
+
+// A streaming list has succeeded once its pods are all in, not when the
+// server answered: a stream that breaks before its last pod, or an ERROR
+// in its place, is the list's failure, told once; a stream closed by its
+// reader tells nothing.
+func TestStreamedListTellsItsOutcome(t *testing.T) {
+	pod := benchPod()
+	end := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "9",
+		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
+	busy := apierrors.NewInternalError(errors.New("etcd is busy")).ErrStatus
+	whole := encodeWatch(t, watch.Event{Type: watch.Added, Object: pod.DeepCopy()}, watch.Event{Type: watch.Bookmark, Object: end})
+	cases := []struct {
+		name   string
+		stream []byte
+		closed bool
+		want   []string
+	}{
+		{"all in", whole, false, []string{"<nil>"}},
+		{"cut before the bookmark", whole[:len(whole)-5], false, []string{"list pods: unexpected EOF"}},
+		{"ended before the bookmark", encodeWatch(t, watch.Event{Type: watch.Added, Object: pod.DeepCopy()}), false,
+			[]string{"list pods: the streamed list ended before its last pod"}},
+		{"not a watch", []byte("<html>bad gateway</html>"), false, []string{`list pods: the answer is in no encoding known here (it starts with "<htm")`}},
+		{"an error instead", encodeWatch(t, watch.Event{Type: watch.Error, Object: &busy}), false, []string{"Internal error occurred: etcd is busy"}},
+		{"closed by its reader", whole[:len(whole)-5], true, nil},
+	}
+	for _, c := range cases {
+		var told []string
+		f := &frames{body: io.NopCloser(bytes.NewReader(c.stream)), listed: func(err error) { told = append(told, fmt.Sprint(err)) }}
+		if c.closed {
+			f.Close()
+		}
+		for range 4 {
+			if _, _, err := f.Decode(); err != nil {
+				break
+			}
+		}
+		if fmt.Sprintf("%q", told) != fmt.Sprintf("%q", c.want) {
+			t.Errorf("%s: told %q, want %q", c.name, told, c.want)
+		}
 	}
 }

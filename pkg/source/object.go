@@ -49,7 +49,11 @@ func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f 
 			return listReported(ctx, f.apply(opts), page, r)
 		},
 		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			w, err := f.watch(ctx, stream, rawWatch, f.apply(opts))
+			var listed func(error)
+			if streamsInitialEvents(opts) {
+				listed = func(err error) { orNop(r).Result("list", err) }
+			}
+			w, err := f.watch(ctx, stream, rawWatch, f.apply(opts), listed)
 			reportWatch(r, opts, err)
 			if err != nil {
 				return nil, fmt.Errorf("watch pods: %w", err)
@@ -59,16 +63,19 @@ func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f 
 	}
 }
 
-// reportWatch reports a watch's outcome. A streaming list is the list,
-// for the reporter, except when the server refuses it: client-go then
-// lists in pages and watches, whose own answers say what was refused (a
-// user may list but not watch, which --once allows).
+// reportWatch reports the outcome of a watch request. A streaming list
+// is the list, for the reporter, except when the server refuses it:
+// client-go then lists in pages and watches, whose own answers say what
+// was refused (a user may list but not watch, which --once allows). A
+// streaming list that was answered has not succeeded yet: its stream
+// reports the list's outcome once its pods are all in, or it fails (see
+// frames).
 func reportWatch(r Reporter, opts metav1.ListOptions, err error) {
 	var status apierrors.APIStatus
 	switch {
 	case !streamsInitialEvents(opts):
 		orNop(r).Result("watch", err)
-	case err == nil || !errors.As(err, &status) || Unreachable(err):
+	case err != nil && (!errors.As(err, &status) || Unreachable(err)):
 		orNop(r).Result("list", err)
 	}
 }
@@ -77,9 +84,11 @@ func rawObjects(ctx context.Context, raw rest.Interface, f Filter, opts metav1.L
 	return readPods(ctx, raw, f.Namespace, opts, decoder{pack: f.Lean, keepManagedFields: f.KeepManagedFields}, nil)
 }
 
-func (f Filter) watch(ctx context.Context, stream kubernetes.Interface, raw rest.Interface, opts metav1.ListOptions) (watch.Interface, error) {
+// watch watches the pods; listed, on a streaming list, hears the list's
+// outcome (see rawWatch).
+func (f Filter) watch(ctx context.Context, stream kubernetes.Interface, raw rest.Interface, opts metav1.ListOptions, listed func(error)) (watch.Interface, error) {
 	if raw != nil {
-		return rawWatch(ctx, raw, f.Namespace, opts, decoder{pack: f.Lean, keepManagedFields: f.KeepManagedFields})
+		return rawWatch(ctx, raw, f.Namespace, opts, decoder{pack: f.Lean, keepManagedFields: f.KeepManagedFields}, listed)
 	}
 	w, err := stream.CoreV1().Pods(f.Namespace).Watch(ctx, opts)
 	if err != nil {

@@ -30,6 +30,12 @@ import (
 // runtime.Unknown holding the object follows.
 var protobufMagic = []byte("k8s\x00")
 
+// answerBuffer is the size of the buffer an answer is read through.
+const answerBuffer = 64 << 10
+
+// sniffBytes is how many bytes of an answer tell its encoding.
+const sniffBytes = 32
+
 // Field numbers of the messages read here (see their protobuf tags).
 const (
 	unknownRaw      = 2  // runtime.Unknown.Raw
@@ -50,7 +56,7 @@ const (
 // which the client would otherwise allocate, zero and collect, twice over
 // as it grew, for every page.
 func readPodList(body io.Reader, meta func(metav1.ListMeta), item func([]byte) error) error {
-	r := &protoReader{r: bufio.NewReaderSize(body, 64<<10)}
+	r := &protoReader{r: bufio.NewReaderSize(body, answerBuffer)}
 	magic := make([]byte, len(protobufMagic))
 	if _, err := io.ReadFull(r.r, magic); err != nil || !bytes.Equal(magic, protobufMagic) {
 		return errors.New("the answer is not protobuf")
@@ -256,6 +262,11 @@ func leanRow(parts podParts, scratch *[]byte) (PodRow, error) {
 		return PodRow{}, err
 	}
 	*scratch = lean
+	// Pod() decodes these bytes on each read: bytes it could not decode
+	// are refused here, once, rather than on a read that cannot fail.
+	if err := (&corev1.Pod{}).Unmarshal(lean); err != nil {
+		return PodRow{}, fmt.Errorf("decode pod %s/%s: %w", m.Namespace, m.Name, err)
+	}
 	p := &Parts{Annotations: uint32(annotations), Finalizers: uint32(finalizers),
 		Spec: fieldHashes(parts.spec, specFields()), Status: fieldHashes(parts.status, statusFields())}
 	return PodRow{meta: slimMeta(&m), lean: bytes.Clone(lean), Parts: p}, nil
@@ -278,6 +289,12 @@ func packedRow(parts podParts, keepManagedFields bool, scratch *[]byte) (PodRow,
 	packed, err := packPod(parts, keepManagedFields, scratch)
 	if err != nil {
 		return PodRow{}, err
+	}
+	// Pod() reads the lean pod of these bytes on each read: bytes it
+	// could not read are refused here, once, rather than on a read that
+	// cannot fail.
+	if _, err := packedLeanPod(metav1.ObjectMeta{}, packed); err != nil {
+		return PodRow{}, fmt.Errorf("decode pod %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	return PodRow{meta: slimMeta(&m), Raw: packed}, nil
 }

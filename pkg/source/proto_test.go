@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 	"testing/iotest"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -127,6 +129,41 @@ func BenchmarkDecodePod(b *testing.B) {
 				if _, err := d.decodePod(page.items[0]); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// A pod whose kept bytes do not decode is an error naming it when it is
+// read, never a row whose Pod() panics later.
+func TestMalformedPodIsAnErrorNamingIt(t *testing.T) {
+	p := testPod("ns", "bad", "1")
+	raw, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second status, the one read, whose condition ends inside its type.
+	status := protowire.AppendTag(nil, 2, protowire.BytesType)
+	status = protowire.AppendBytes(status, []byte{0x0a, 0x05, 'R'})
+	bad := protowire.AppendTag(bytes.Clone(raw), podStatus, protowire.BytesType)
+	bad = protowire.AppendBytes(bad, status)
+	for _, c := range []struct {
+		name string
+		d    decoder
+	}{{"lean", decoder{lean: true}}, {"packed", decoder{pack: true}}} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if v := recover(); v != nil {
+					t.Errorf("panic: %v", v)
+				}
+			}()
+			row, err := c.d.decodePod(bad)
+			if err == nil {
+				_ = row.Pod()
+				t.Fatal("a malformed pod was read")
+			}
+			if !strings.Contains(err.Error(), "ns/bad") {
+				t.Errorf("the error does not name the pod: %v", err)
 			}
 		})
 	}

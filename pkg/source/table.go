@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,22 +82,35 @@ func podsRequest(c rest.Interface, namespace string, opts metav1.ListOptions) *r
 	return req
 }
 
-// readPods lists one page of pods as protobuf and decodes each pod with
-// d as it arrives (see readPodList); meta, if not nil, has the page's
-// list metadata as soon as it is read.
+// readPods lists one page of pods as protobuf, or else JSON, and decodes
+// each pod with d as it arrives (see readPodList); meta, if not nil, has
+// the page's list metadata as soon as it is read. An answer that is not
+// protobuf is read with client-go's decoding (see standard.go).
 func readPods(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, d decoder, meta func(metav1.ListMeta)) (*PodRowList, error) {
-	body, err := podsRequest(c, namespace, opts).SetHeader("Accept", runtime.ContentTypeProtobuf).Stream(ctx)
+	body, err := podsRequest(c, namespace, opts).SetHeader("Accept", listAccept).Stream(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	defer func() { _ = body.Close() }()
 	out := &PodRowList{Items: make([]PodRow, 0, max(opts.Limit, 0))}
-	err = readPodList(body, func(m metav1.ListMeta) {
+	listMeta := func(m metav1.ListMeta) {
 		out.ListMeta = m
 		if meta != nil {
 			meta(m)
 		}
-	}, func(raw []byte) error {
+	}
+	in := bufio.NewReaderSize(body, answerBuffer)
+	if peek, _ := in.Peek(sniffBytes); !isProtobuf(peek) {
+		mediaType, err := standardMediaType(peek, false)
+		if err == nil {
+			err = readStandardList(in, mediaType, &d, listMeta, func(row PodRow) { out.Items = append(out.Items, row) })
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list pods: %w", err)
+		}
+		return out, nil
+	}
+	err = readPodList(in, listMeta, func(raw []byte) error {
 		row, err := d.decodePod(raw)
 		if err == nil {
 			out.Items = append(out.Items, row)

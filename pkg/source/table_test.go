@@ -57,6 +57,9 @@ type fakeServer struct {
 	// forbid answers every request with 403; expire answers every request
 	// with a continue token with 410.
 	forbid, expire bool
+	// jsonOnly answers a list in JSON whatever it asks for, as a server
+	// or proxy that speaks no protobuf does.
+	jsonOnly bool
 
 	mu       sync.Mutex
 	requests []*http.Request
@@ -77,6 +80,13 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		for _, e := range f.events {
 			fmt.Fprintln(w, e)
+		}
+	case f.jsonOnly && !strings.Contains(accept, "as=Table"):
+		items, meta := f.page(q)
+		list := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, ListMeta: meta, Items: items}
+		w.Header().Set("Content-Type", "application/json")
+		if err := json.NewEncoder(w).Encode(list); err != nil {
+			f.t.Errorf("encode JSON: %v", err)
 		}
 	case strings.HasPrefix(accept, "application/vnd.kubernetes.protobuf"):
 		items, meta := f.page(q)

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	restclientwatch "k8s.io/client-go/rest/watch"
 )
 
 // A watch of plain pods is read from its protobuf frames here, as a list
@@ -23,9 +25,6 @@ import (
 // row the informer keeps, rather than being decoded whole by the client
 // and, for a packed row, encoded again to be packed. Under churn that was
 // most of the work an update cost.
-
-// watchAccept asks for a watch as length-delimited protobuf frames.
-const watchAccept = runtime.ContentTypeProtobuf + ";stream=watch"
 
 // maxFrame bounds one event: a pod is at most a few MiB (etcd's limit is
 // 1.5 MiB per object), so a bigger length is a broken stream.
@@ -42,14 +41,16 @@ const (
 )
 
 // rawWatch watches pods with c, a REST client without a client timeout,
-// and reads each event's pod with d.
-func rawWatch(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, d decoder) (watch.Interface, error) {
+// and reads each event's pod with d. listed, if not nil, hears once how a
+// streaming list ended: nil with the bookmark that says its pods are all
+// in, else what broke it first.
+func rawWatch(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, d decoder, listed func(error)) (watch.Interface, error) {
 	opts.Watch = true
 	body, err := podsRequest(c, namespace, opts).SetHeader("Accept", watchAccept).Stream(ctx)
 	if err != nil {
 		return nil, err
 	}
-	f := &frames{body: body, d: d, initial: initialPagesFor(ctx, opts)}
+	f := &frames{body: body, d: d, initial: initialPagesFor(ctx, opts), listed: listed}
 	if streamsInitialEvents(opts) && !listOnly(ctx) {
 		f.plain = func(rv string) (io.ReadCloser, error) { return plainWatch(ctx, c, namespace, opts, rv) }
 	}
@@ -66,12 +67,18 @@ func plainWatch(ctx context.Context, c rest.Interface, namespace string, opts me
 	return podsRequest(c, namespace, opts).SetHeader("Accept", watchAccept).SetHeader("Accept-Encoding", "identity").Stream(ctx)
 }
 
-// frames reads one watch event per length-delimited frame.
+// frames reads one watch event per length-delimited frame, or, from a
+// watch that is not protobuf, per event of client-go's decoding.
 type frames struct {
 	body io.ReadCloser
-	d    decoder
-	head [4]byte
-	buf  []byte // reused: what decodePod keeps, it copies
+	in   *bufio.Reader // reads body; made by sniff
+	// sniffed says that the body's encoding is known: protobuf, or
+	// another one that std reads.
+	sniffed bool
+	std     *restclientwatch.Decoder
+	d       decoder
+	head    [4]byte
+	buf     []byte // reused: what decodePod keeps, it copies
 	// initial, while a streaming list sends the current pods, gathers
 	// them into pages for the observer of the watch's context.
 	initial *initialPages
@@ -80,6 +87,9 @@ type frames struct {
 	// held in from until the bookmark has been decoded.
 	plain func(rv string) (io.ReadCloser, error)
 	from  string
+	// listed, on a streaming list whose outcome is not told yet, is told
+	// it (see rawWatch).
+	listed func(error)
 	// mu guards body, which Close closes from another goroutine, against
 	// being replaced meanwhile.
 	mu     sync.Mutex
@@ -93,18 +103,10 @@ func (f *frames) Decode() (watch.EventType, runtime.Object, error) {
 			return "", nil, err
 		}
 	}
-	if _, err := io.ReadFull(f.body, f.head[:]); err != nil {
-		return "", nil, err
+	typ, obj, err := f.next()
+	if f.listed != nil {
+		f.tellListed(typ, obj, err)
 	}
-	n := binary.BigEndian.Uint32(f.head[:])
-	if n > maxFrame {
-		return "", nil, fmt.Errorf("a watch event of %d bytes", n)
-	}
-	frame, err := readInto(f.body, &f.buf, int(n))
-	if err != nil {
-		return "", nil, err
-	}
-	typ, obj, err := decodeEvent(frame, &f.d)
 	if err == nil && f.initial != nil && f.initial.see(typ, obj) {
 		f.initial = nil
 	}
@@ -112,6 +114,82 @@ func (f *frames) Decode() (watch.EventType, runtime.Object, error) {
 		f.from = obj.(*PodRow).Meta().ResourceVersion
 	}
 	return typ, obj, err
+}
+
+// tellListed tells a streaming list's outcome once it is known: its
+// pods all in, an ERROR event, or a stream that broke, unless it was
+// closed by its reader.
+func (f *frames) tellListed(typ watch.EventType, obj runtime.Object, err error) {
+	switch {
+	case err != nil:
+		f.mu.Lock()
+		closed := f.closed
+		f.mu.Unlock()
+		if closed {
+			return
+		}
+		if errors.Is(err, io.EOF) {
+			err = errors.New("the streamed list ended before its last pod")
+		}
+		f.listed(fmt.Errorf("list pods: %w", err))
+	case typ == watch.Error:
+		f.listed(apierrors.FromObject(obj))
+	case endsInitialEvents(typ, obj):
+		f.listed(nil)
+	default:
+		return
+	}
+	f.listed = nil
+}
+
+// next reads the next event.
+func (f *frames) next() (watch.EventType, runtime.Object, error) {
+	if !f.sniffed {
+		if err := f.sniff(); err != nil {
+			return "", nil, err
+		}
+	}
+	if f.std != nil {
+		typ, obj, err := f.std.Decode()
+		if err != nil {
+			return "", nil, err
+		}
+		return standardEvent(typ, obj, &f.d)
+	}
+	if _, err := io.ReadFull(f.in, f.head[:]); err != nil {
+		return "", nil, err
+	}
+	n := binary.BigEndian.Uint32(f.head[:])
+	if n > maxFrame {
+		return "", nil, fmt.Errorf("a watch event of %d bytes", n)
+	}
+	frame, err := readInto(f.in, &f.buf, int(n))
+	if err != nil {
+		return "", nil, err
+	}
+	return decodeEvent(frame, &f.d)
+}
+
+// sniff tells the body's encoding by its first bytes: a protobuf frame
+// starts with its length, whose first byte is 0 or 1 (see maxFrame); any
+// other encoding is left to client-go's decoding.
+func (f *frames) sniff() error {
+	if f.in == nil {
+		f.in = bufio.NewReaderSize(f.body, answerBuffer)
+	}
+	peek, err := f.in.Peek(len(f.head))
+	if len(peek) == 0 && err != nil {
+		return err
+	}
+	f.sniffed = true
+	if peek[0] <= maxFrame>>24 {
+		return nil
+	}
+	mediaType, err := standardMediaType(peek, true)
+	if err == nil {
+		f.std, err = standardEvents(f.in, f.body, mediaType)
+	}
+	return err
 }
 
 // reopen goes on from the streaming list's end with a plain watch.
@@ -124,6 +202,7 @@ func (f *frames) reopen() error {
 	defer f.mu.Unlock()
 	_ = f.body.Close()
 	f.body, f.plain, f.from = body, nil, ""
+	f.in, f.sniffed, f.std = nil, false, nil
 	if f.closed {
 		_ = body.Close()
 		return io.EOF

@@ -23,7 +23,7 @@ import (
 
 // encodeWatch encodes events as the API server streams a protobuf watch:
 // length-delimited frames of WatchEvents, each object in its envelope.
-func encodeWatch(t *testing.T, events ...watch.Event) []byte {
+func encodeWatch(t testing.TB, events ...watch.Event) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	objects := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)

@@ -208,6 +208,7 @@ func linesOtherThan(stderr string) []string {
 		case l == "",
 			strings.HasPrefix(l, "podsync: lost the connection to the API server"),
 			strings.HasPrefix(l, "podsync: reconnected to the API server"),
+			strings.HasPrefix(l, "podsync: still no connection to the API server"),
 			summaryLine.MatchString(l):
 			continue
 		}
