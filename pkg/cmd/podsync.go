@@ -342,6 +342,7 @@ func (o *Options) run(ctx context.Context, start time.Time) error {
 	if err != nil {
 		return err
 	}
+	o.config.Started = start
 	if o.timeout > 0 {
 		o.config.Timeout = max(o.timeout-time.Since(start), time.Nanosecond)
 	}

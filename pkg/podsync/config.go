@@ -46,6 +46,9 @@ type Config struct {
 	Once bool
 	// Timeout ends the run (0: never).
 	Timeout time.Duration
+	// Started is when the command started, what the summary's duration
+	// counts from (zero: when Run is called); Timeout is what is left.
+	Started time.Time
 	// Workers and MaxRetries shape each cluster's queue.
 	Workers, MaxRetries int
 	// Resync is the informer's resync period (0: none).

@@ -54,6 +54,9 @@ type connection struct {
 	// same server says it (the workloads' watches beside the pods').
 	quiet bool
 
+	// changed, when set, is called after the connection is lost or back.
+	changed func()
+
 	mu       sync.Mutex
 	listed   bool
 	lostAt   time.Time
@@ -68,6 +71,7 @@ func (c *connection) Result(verb string, err error) {
 		c.listed = c.listed || verb == "list"
 		if c.lostOnce {
 			c.lostOnce = false
+			c.notify()
 			fmt.Fprintf(c.errOut, "podsync: reconnected to the API server%s after %s; changes made meanwhile follow\n", c.of(), c.since(c.lostAt))
 		}
 		return
@@ -92,8 +96,27 @@ func (c *connection) Result(verb string, err error) {
 	}
 	if !c.lostOnce && !c.quiet {
 		c.lostOnce, c.lostAt = true, c.clock()
+		c.notify()
 		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server%s (%s); retrying\n", c.of(), why)
 	}
+}
+
+// notify tells of a connection lost or back.
+func (c *connection) notify() {
+	if c.changed != nil {
+		c.changed()
+	}
+}
+
+// lostSince reports since when the connection is lost; false while it
+// is up.
+func (c *connection) lostSince() (time.Time, bool) {
+	if c == nil {
+		return time.Time{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lostAt, c.lostOnce
 }
 
 // of names the context after "the API server", with several clusters.

@@ -21,7 +21,10 @@ import (
 // reader of stdout that went away, or a cluster that cannot be used. It
 // writes the summary, when one is due, before it returns.
 func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
-	start := time.Now()
+	start := cfg.Started
+	if start.IsZero() {
+		start = time.Now()
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if cfg.Timeout > 0 {
@@ -133,6 +136,9 @@ type clusterRun struct {
 	ctx         context.Context
 	stop        context.CancelCauseFunc
 	unavailable error
+	// conn is the pods' connection of a cluster in a run over several:
+	// while it is lost, the cluster's check is not met.
+	conn *connection
 	// label names the cluster in what is said about it, with several.
 	label string
 	// namespace is the one namespace whose Events the run watches ("" for
@@ -183,6 +189,12 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		conn := &connection{ctx: w.ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once, name: w.label}
 		if s.several && cfg.SkipUnavailable {
 			conn.skip = s.skipper(ctx, w)
+		}
+		if s.several {
+			// A context that loses its connection is not met until it
+			// is back: the stream judges again at each change.
+			conn.changed = s.connectionChanged
+			w.conn = conn
 		}
 		var built source.Source
 		if w.targets != nil {

@@ -39,6 +39,8 @@ type stream struct {
 	lookups     chan rolloutResult
 	unavailable chan unavailable
 	workloads   chan workloadEvent
+	// connections fires when a cluster's connection is lost or back.
+	connections chan struct{}
 	// stdoutGone closes when the reader of stdout has gone; outClosed
 	// says it has, so a check judges on without printing.
 	stdoutGone <-chan struct{}
@@ -79,6 +81,7 @@ func newStream(ctx context.Context, cfg Config, several bool) *stream {
 		lookups:     make(chan rolloutResult),
 		unavailable: make(chan unavailable),
 		workloads:   make(chan workloadEvent),
+		connections: make(chan struct{}, 1),
 		stdoutGone:  output.WatchClosed(ctx, cfg.Stdout),
 		progress:    newProgress(cfg),
 	}
@@ -121,6 +124,7 @@ func (s *stream) loop(ctx context.Context) ending {
 			}
 		case <-s.progress.due():
 			s.sayProgress()
+		case <-s.connections:
 		}
 		if end, over := s.judge(ctx); over {
 			return end
@@ -326,6 +330,15 @@ func (s *stream) writeFailed(we *output.WriteError) (ending, bool) {
 	return ending{verdict: Broken, cause: fmt.Errorf("write output: %w", we.Err)}, true
 }
 
+// connectionChanged wakes the stream to judge again: a cluster whose
+// connection is lost is not met until it is back.
+func (s *stream) connectionChanged() {
+	select {
+	case s.connections <- struct{}{}:
+	default:
+	}
+}
+
 // backedUp handles a reader of stdout that does not read what was printed
 // (a full pipe). A check stops printing and goes on judging: its verdict
 // never waits on a reader. A plain stream waits for the reader, as a
@@ -439,6 +452,9 @@ func (s *stream) state() check.State {
 			return check.Failed
 		case check.Pending:
 			met = false
+		}
+		if _, lost := w.conn.lostSince(); lost {
+			met = false // its last known state is no verdict
 		}
 	}
 	switch {
