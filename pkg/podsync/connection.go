@@ -108,6 +108,16 @@ func (c *connection) notify() {
 	}
 }
 
+// hasListed reports whether a list has succeeded (nil: none has).
+func (c *connection) hasListed() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.listed
+}
+
 // lostSince reports since when the connection is lost; false while it
 // is up.
 func (c *connection) lostSince() (time.Time, bool) {

@@ -176,7 +176,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		targets = cfg.Targets
 	}
 	if len(targets) > 0 {
-		t, err := newTargetRun(w.ctx, fail, cfg, targets, i, c.Clients, s)
+		t, err := newTargetRun(w.ctx, s.targetFail(ctx, cfg, w, fail), cfg, targets, i, c.Clients, s)
 		if err != nil {
 			return nil, err
 		}
@@ -256,6 +256,27 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		w.targets.ctrl = ctrl
 	}
 	return w, nil
+}
+
+// targetFail is what a cluster's workload watches call when the cluster
+// cannot be used: with several clusters, the error names the cluster, and
+// with SkipUnavailable a cluster whose pods were never listed (it failed
+// at start) is skipped rather than ending the run.
+func (s *stream) targetFail(ctx context.Context, cfg Config, w *clusterRun, fail context.CancelCauseFunc) context.CancelCauseFunc {
+	if !s.several {
+		return fail
+	}
+	skip := s.skipper(ctx, w)
+	return func(err error) {
+		if cfg.SkipUnavailable && !w.conn.hasListed() {
+			skip(err)
+			return
+		}
+		if !errors.As(err, new(*contextError)) {
+			err = &contextError{name: w.name, err: err}
+		}
+		fail(err)
+	}
 }
 
 // unusableClusterRun is the part of a run of a cluster that cannot be

@@ -46,7 +46,7 @@ func TestDisconnectedContextIsNotMet(t *testing.T) {
 		`(?m)^podsync: waiting \S+: .*podsync-2: ` + since,
 		`(?m)^Reason:   context podsync-2: ` + since + `$`,
 		`(?m)^\s+podsync-2\s+not met\s+1 pod\s+` + since + `$`,
-		`(?m)^\s+podsync-1\s+met\s+1 pod\s`,
+		`(?m)^Contexts: podsync-1\s+met\s+1 pod\s`,
 	} {
 		if !regexp.MustCompile(re).MatchString(r.Stderr) {
 			t.Errorf("stderr does not match %s\n%s", re, r)
