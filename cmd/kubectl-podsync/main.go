@@ -12,6 +12,7 @@ import (
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
 	// Before the packages of k8s.io/kubectl: see its comment.
+	"github.com/kubectl-podsync/kubectl-podsync/internal/children"
 	_ "github.com/kubectl-podsync/kubectl-podsync/internal/english"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/cmd"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
@@ -22,6 +23,10 @@ func main() {
 }
 
 func run() int {
+	// A credential plugin that does not answer is left running by
+	// client-go: podsync ends it, and what it started, when it ends.
+	children.Adopt()
+	defer children.Kill()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	signals := make(chan os.Signal, 1)
@@ -36,6 +41,7 @@ func run() int {
 		cancel(podsync.SignalError{Signal: sig})
 		// A second signal means "stop now", without the summary.
 		<-signals
+		children.Kill()
 		os.Exit(podsync.SignalExitCode(sig))
 	}()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}

@@ -21,6 +21,13 @@ func (s Summary) WriteAnnotations(w io.Writer) error {
 		p := &s.Unsatisfied[i]
 		fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(Escape(annotationTitle(p))), escapeData(Escape(annotationBody(p))))
 	}
+	// A context that could not be used fails the check with no pod to
+	// blame: it gets its own annotation.
+	for _, c := range s.Contexts {
+		if c.Verdict == "failed" && strings.HasPrefix(c.Reason, "unavailable: ") {
+			fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(Escape("context "+c.Name+": unavailable")), escapeData(Escape(c.Reason)))
+		}
+	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing annotations: %w", err)
 	}

@@ -29,6 +29,10 @@ type kubeContext struct {
 	// targets are the run's targets placed in namespace, when it is not
 	// the first context's.
 	targets []check.Target
+	// unusable says why the context cannot be used (its kubeconfig entry
+	// does not load, its discovery failed or did not answer): exit 1, or
+	// skipped with --skip-unavailable.
+	unusable error
 }
 
 // selectContexts resolves --context against the kubeconfig's contexts.
@@ -57,9 +61,42 @@ func (o *Options) selectContexts() error {
 	for _, name := range names {
 		c, err := o.completeContext(name)
 		if err != nil {
-			return usageError("kubeconfig: context %s: %s", name, oneLine(err))
+			// As kubectl, a context whose entry cannot be loaded (a
+			// missing CA file) cannot be used: it is the run's to report,
+			// or to skip.
+			c.unusable = fmt.Errorf("kubeconfig: %s", oneLine(err))
 		}
 		o.contexts = append(o.contexts, c)
+	}
+	return nil
+}
+
+// usable is the first context that can be used, nil when none can.
+func (o *Options) usable() *kubeContext {
+	for i := range o.contexts {
+		if o.contexts[i].unusable == nil {
+			return &o.contexts[i]
+		}
+	}
+	return nil
+}
+
+// checkUnusable ends the run when a context cannot be used, unless
+// --skip-unavailable; with it, it ends the run only when none can.
+func (o *Options) checkUnusable() error {
+	var errs []error
+	for _, c := range o.contexts {
+		if c.unusable == nil {
+			continue
+		}
+		err := fmt.Errorf("context %s: %w", c.name, c.unusable)
+		if !o.skipUnavail {
+			return err
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == len(o.contexts) && len(errs) > 0 {
+		return fmt.Errorf("no context can be used: %w", errors.Join(errs...))
 	}
 	return nil
 }
@@ -164,6 +201,10 @@ func (o *Options) clusters() ([]podsync.Cluster, error) {
 	}
 	var out []podsync.Cluster
 	for _, c := range o.contexts {
+		if c.unusable != nil {
+			out = append(out, podsync.Cluster{Name: c.name, Unusable: c.unusable})
+			continue
+		}
 		clients, err := podsync.NewClients(c.restConfig)
 		if err != nil {
 			return nil, fmt.Errorf("context %s: %w", c.name, err)

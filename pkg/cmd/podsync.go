@@ -97,6 +97,9 @@ type Options struct {
 	// pattern); empty for one.
 	contexts []kubeContext
 	config   podsync.Config
+	// prep is the state of the work before the run proper (runBounded);
+	// nil when Run is called alone.
+	prep *preparation
 }
 
 // NewOptions returns options with the contract's defaults.
@@ -129,13 +132,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(c, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context())
+			return o.runBounded(c.Context(), c, args)
 		},
 	}
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
@@ -187,9 +184,13 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 		return err
 	}
 	if len(o.contexts) > 0 {
+		first := o.usable()
+		if first == nil {
+			return o.checkUnusable()
+		}
 		// Each context has its own namespace; they share --request-timeout.
-		o.restConfig = o.contexts[0].restConfig
-		o.namespace = o.contexts[0].namespace
+		o.restConfig = first.restConfig
+		o.namespace = first.namespace
 		o.explicitNamespace = o.configFlags.Namespace != nil && *o.configFlags.Namespace != ""
 		return nil
 	}
@@ -268,9 +269,11 @@ func (o *Options) Validate() error {
 	if err != nil {
 		return err
 	}
+	// The run never blocks on a reader of stdout that does not read.
+	detached := output.Detach(o.Out, podsync.StdoutSlack(spec))
 	w, err := output.New(output.Options{
 		PrintFlags: o.printFlags, AllNamespaces: o.allNamespaces || len(o.targetNamespaces()) > 1, WatchOnly: o.watchOnly,
-		Color: output.ColorWanted(o.color, o.Out), Contexts: o.contextNames(), Out: o.Out,
+		Color: output.ColorWanted(o.color, o.Out), Contexts: o.contextNames(), Out: detached,
 		Events: o.events, StopCommands: stopToken(gh),
 	})
 	if err != nil {
@@ -279,7 +282,7 @@ func (o *Options) Validate() error {
 	o.config = podsync.Config{
 		Scope: podsync.Scope{Namespace: o.namespace, AllNamespaces: o.allNamespaces,
 			LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, Names: o.names},
-		Output: w, Stdout: o.Out, ErrOut: o.ErrOut,
+		Output: w, Stdout: o.Out, Detached: detached, ErrOut: o.ErrOut,
 		JSONSummary: w.Shape() == output.Event && *o.printFlags.OutputFormat == "json",
 		Check:       spec, Once: o.once, Timeout: o.timeout,
 		Workers: o.workers, MaxRetries: o.maxRetries, Resync: o.resync,
@@ -324,13 +327,27 @@ func (o *Options) validateNumbers() error {
 
 // Run runs the check or stream against the clusters of the kubeconfig's
 // contexts.
-func (o *Options) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error { return o.run(ctx, time.Now()) }
+
+// run is Run for a command that started at start: --timeout counts from
+// there.
+func (o *Options) run(ctx context.Context, start time.Time) error {
+	if err := o.checkUnusable(); err != nil {
+		return err
+	}
 	if watch, err := o.resolveTargets(); !watch || err != nil {
 		return err
 	}
 	clusters, err := o.clusters()
 	if err != nil {
 		return err
+	}
+	o.config.Started = start
+	if o.timeout > 0 {
+		o.config.Timeout = max(o.timeout-time.Since(start), time.Nanosecond)
+	}
+	if o.prep != nil && !o.prep.start() {
+		return nil // --timeout or a signal ended the command already
 	}
 	return outcomeError(podsync.Run(ctx, o.config, clusters...))
 }

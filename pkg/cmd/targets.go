@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/target"
 )
 
@@ -33,6 +35,9 @@ func (o *Options) addTargetFlags(c *cobra.Command) {
 func (o *Options) parseTargets() error {
 	if o.recursive && len(o.filenames) == 0 {
 		return usageError("-R/--recursive needs -f")
+	}
+	if len(o.filenames) > 0 {
+		o.prep.set("reading the manifests (-f " + strings.Join(o.filenames, ", -f ") + ")")
 	}
 	plan, err := target.Parse(target.Input{Args: o.names, Filenames: o.filenames, Recursive: o.recursive,
 		Stdin: o.In, Namespace: o.namespace, Explicit: o.explicitNamespace})
@@ -71,13 +76,9 @@ func (o *Options) resolveTargets() (bool, error) {
 		}
 		fmt.Fprintf(o.ErrOut, "podsync: not judged (podsync does not judge their kinds): %s\n", strings.Join(names, ", "))
 	}
-	// Kinds are mapped with the first context's discovery alone: an
-	// unreachable context is then the run's to report (or skip).
-	getter := o.configFlags
-	if len(o.contexts) > 0 {
-		getter = o.contexts[0].flags
-	}
-	targets, err := resolve(getter, o.plan)
+	// Kinds are mapped with the discovery of the first context that
+	// answers: one that does not is unusable (exit 1, or skipped).
+	getter, targets, err := o.resolveUsable()
 	if err != nil {
 		return false, err
 	}
@@ -87,7 +88,7 @@ func (o *Options) resolveTargets() (bool, error) {
 	}
 	o.config.Targets = targets
 	for i, c := range o.contexts {
-		if o.explicitNamespace || c.namespace == o.namespace {
+		if c.unusable != nil || o.explicitNamespace || c.namespace == o.namespace {
 			continue
 		}
 		if o.contexts[i].targets, err = resolve(getter, o.plan.In(c.namespace)); err != nil {
@@ -95,6 +96,78 @@ func (o *Options) resolveTargets() (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// resolveUsable maps the plan with the discovery of the first context
+// that can be used, and returns that context's getter. A context whose
+// discovery fails, or does not answer within --request-timeout (30s when
+// unset: a credential plugin may hang), is unusable: the run ends naming
+// it, or goes on without it with --skip-unavailable.
+func (o *Options) resolveUsable() (genericclioptions.RESTClientGetter, []check.Target, error) {
+	what := "mapping the targets with the API server's discovery"
+	if len(o.contexts) == 0 {
+		o.prep.set(what)
+		targets, err := resolveWithin(o.configFlags, o.plan, o.answerLimit())
+		return o.configFlags, targets, err
+	}
+	for i := range o.contexts {
+		c := &o.contexts[i]
+		if c.unusable != nil {
+			continue
+		}
+		o.prep.set(what + " of context " + c.name)
+		targets, err := resolveWithin(c.flags, o.plan, o.answerLimit())
+		switch {
+		case err == nil:
+			return c.flags, targets, nil
+		case errors.As(err, new(podsync.UsageError)):
+			return nil, nil, err
+		}
+		c.unusable = err
+		if !o.skipUnavail {
+			return nil, nil, fmt.Errorf("context %s: %w", c.name, err)
+		}
+	}
+	return nil, nil, o.checkUnusable()
+}
+
+// defaultAnswerLimit bounds a start-up request that has no
+// --request-timeout, so that a credential plugin that never answers makes
+// its context unusable rather than the run hang.
+const defaultAnswerLimit = 30 * time.Second
+
+// answerLimit is --request-timeout, or 30s when unset.
+func (o *Options) answerLimit() time.Duration {
+	if o.restConfig != nil && o.restConfig.Timeout > 0 {
+		return o.restConfig.Timeout
+	}
+	return defaultAnswerLimit
+}
+
+// resolveWithin is resolve, given up after limit: the request that does
+// not answer is left behind.
+func resolveWithin(getter genericclioptions.RESTClientGetter, plan *target.Plan, limit time.Duration) ([]check.Target, error) {
+	type result struct {
+		targets []check.Target
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		targets, err := resolve(getter, plan)
+		done <- result{targets, err}
+	}()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.targets, r.err
+	case <-t.C:
+		server := "the API server"
+		if cfg, err := getter.ToRESTConfig(); err == nil {
+			server += " at " + cfg.Host
+		}
+		return nil, fmt.Errorf("discovery: no answer within %s from %s or its credential plugin", limit, server)
+	}
 }
 
 // resolve maps the plan with one context's discovery; a type the cluster

@@ -84,6 +84,9 @@ type Writer struct {
 	colors  map[string]string
 	tw      *tabwriter.Writer
 	buf     bytes.Buffer
+	// unsent is text a Detached output refused (ErrBackedUp), sent first by
+	// the next Flush.
+	unsent []byte
 	// scratch holds one message of a non-table printer until it has been
 	// printed whole: a template that fails half-way must print nothing.
 	scratch bytes.Buffer
@@ -227,6 +230,12 @@ func (w *Writer) Flush() error {
 			return err
 		}
 	}
+	if len(w.unsent) > 0 {
+		if _, err := w.opts.Out.Write(w.unsent); err != nil {
+			return &WriteError{Err: err}
+		}
+		w.unsent = w.unsent[:0]
+	}
 	if w.buf.Len() == 0 {
 		return nil
 	}
@@ -242,6 +251,10 @@ func (w *Writer) Flush() error {
 		text = colorize(text, w.colors)
 	}
 	_, err := w.opts.Out.Write(text)
+	if errors.Is(err, ErrBackedUp) {
+		// Nothing was written: the text waits for the next Flush.
+		w.unsent = append(w.unsent[:0], text...)
+	}
 	w.buf.Reset()
 	if err != nil {
 		return &WriteError{Err: err}

@@ -32,6 +32,10 @@ type Config struct {
 	Output *output.Writer
 	// Stdout is where Output writes, watched for a reader that goes away.
 	Stdout io.Writer
+	// Detached, when set, is the Output's writer to Stdout: it never blocks
+	// the run on a reader that does not read (see StdoutSlack), and the
+	// run drains it before it returns.
+	Detached *output.Detached
 	// ErrOut receives warnings, progress and the summary.
 	ErrOut io.Writer
 	// JSONSummary also writes the summary as one JSON line (-o json).
@@ -42,6 +46,9 @@ type Config struct {
 	Once bool
 	// Timeout ends the run (0: never).
 	Timeout time.Duration
+	// Started is when the command started, what the summary's duration
+	// counts from (zero: when Run is called); Timeout is what is left.
+	Started time.Time
 	// Workers and MaxRetries shape each cluster's queue.
 	Workers, MaxRetries int
 	// Resync is the informer's resync period (0: none).
@@ -122,6 +129,11 @@ type Cluster struct {
 	// Targets, when set, are this cluster's in place of Config.Targets
 	// (the same workloads, in the cluster's own namespace).
 	Targets []check.Target
+	// Unusable, when set, says why the cluster cannot be used at all (its
+	// kubeconfig entry does not load, its discovery did not answer): the
+	// run goes on without it, as with SkipUnavailable, and a check counts
+	// it as failed. Clients and Source are then not read.
+	Unusable error
 }
 
 // NewClients builds the clients of one cluster from its REST config: a
@@ -156,4 +168,16 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 		return nil, fmt.Errorf("table watch client: %w", err)
 	}
 	return &c, nil
+}
+
+// StdoutSlack is how much printed text may wait for the reader of stdout
+// before the run stops for it: a plain stream waits for its reader as
+// soon as a message is pending (a reader that stops, stops the stream); a
+// check has ample slack for a slow reader, and stops printing only when a
+// reader has stopped reading, since its verdict must never wait on one.
+func StdoutSlack(spec check.Spec) int {
+	if checking(spec) {
+		return 16 << 20
+	}
+	return 64 << 10
 }

@@ -57,6 +57,9 @@ type connection struct {
 	// same server says it (the workloads' watches beside the pods').
 	quiet bool
 
+	// changed, when set, is called after the connection is lost or back.
+	changed func()
+
 	mu       sync.Mutex
 	listed   bool
 	lostAt   time.Time
@@ -78,6 +81,7 @@ func (c *connection) Result(verb string, err error) {
 		c.listed = c.listed || verb == "list"
 		if c.lostOnce {
 			c.lostOnce = false
+			c.notify()
 			fmt.Fprintf(c.errOut, "podsync: reconnected to the API server%s after %s; changes made meanwhile follow\n", c.of(), c.since(c.lostAt))
 		}
 		return
@@ -106,6 +110,7 @@ func (c *connection) Result(verb string, err error) {
 	now := c.clock()
 	if !c.lostOnce {
 		c.lostOnce, c.lostAt, c.saidAt, c.saidWhy = true, now, now, why.Error()
+		c.notify()
 		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server%s (%s); retrying\n", c.of(), why)
 		return
 	}
@@ -119,6 +124,34 @@ func (c *connection) Result(verb string, err error) {
 	c.saidAt, c.saidWhy = now, why.Error()
 	fmt.Fprintf(c.errOut, "podsync: still no connection to the API server%s after %s%s; retrying\n",
 		c.of(), check.RoundDuration(now.Sub(c.lostAt)), changed)
+}
+
+// notify tells of a connection lost or back.
+func (c *connection) notify() {
+	if c.changed != nil {
+		c.changed()
+	}
+}
+
+// hasListed reports whether a list has succeeded (nil: none has).
+func (c *connection) hasListed() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.listed
+}
+
+// lostSince reports since when the connection is lost; false while it
+// is up.
+func (c *connection) lostSince() (time.Time, bool) {
+	if c == nil {
+		return time.Time{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lostAt, c.lostOnce
 }
 
 // of names the context after "the API server", with several clusters.

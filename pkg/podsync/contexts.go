@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
@@ -86,6 +87,11 @@ func (s *stream) contextSummary(w *clusterRun) check.ContextSummary {
 	switch {
 	case w.unavailable != nil:
 		c.Verdict, c.Reason = Failed.String(), "unavailable: "+check.OneLine(w.unavailable.Error(), 0)
+	case v.State != check.Failed && w.lost() != "":
+		c.Verdict, c.Reason = NotMet.String(), w.lost()
+		if !checking(s.cfg.Check) {
+			c.Verdict = Done.String()
+		}
 	case !w.initial && v.State != check.Failed:
 		// The run ended (another cluster failed, a signal) before this
 		// cluster's list was in: what it has is no verdict yet.
@@ -136,4 +142,14 @@ func (s *stream) reason() string {
 		return fmt.Sprintf("met in all %d contexts", len(s.clusters))
 	}
 	return best
+}
+
+// lost says since when w's connection is lost ("disconnected since
+// 16:02:11, 9s ago"), "" while it is up.
+func (w *clusterRun) lost() string {
+	at, lost := w.conn.lostSince()
+	if !lost {
+		return ""
+	}
+	return fmt.Sprintf("disconnected since %s, %s ago", at.Format("15:04:05"), check.RoundDuration(time.Since(at)))
 }

@@ -120,7 +120,7 @@ func (s *stream) awaitDiagnoses(ctx context.Context, end ending) {
 	for _, w := range s.clusters {
 		if failed {
 			awaited[w] = explained(w)
-		} else {
+		} else if w.ctrl != nil {
 			awaited[w] = w.ctrl.Indexer().ListKeys()
 		}
 	}

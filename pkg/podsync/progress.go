@@ -74,6 +74,9 @@ func (s *stream) sayProgress() {
 	var parts []string
 	for _, w := range s.clusters {
 		text := w.eval.Reason(w.eval.Verdict())
+		if lost := w.lost(); lost != "" {
+			text = lost + "; before: " + text
+		}
 		if s.several {
 			text = w.name + ": " + text
 		}

@@ -2,6 +2,7 @@ package podsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -20,7 +21,10 @@ import (
 // reader of stdout that went away, or a cluster that cannot be used. It
 // writes the summary, when one is due, before it returns.
 func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
-	start := time.Now()
+	start := cfg.Started
+	if start.IsZero() {
+		start = time.Now()
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if cfg.Timeout > 0 {
@@ -29,15 +33,29 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 		defer stop()
 	}
 	s := newStream(ctx, cfg, len(clusters) > 1)
+	var unusable []unavailable
 	for i, c := range clusters {
+		if c.Unusable != nil {
+			s.clusters = append(s.clusters, unusableClusterRun(ctx, cfg, i, c, s))
+			unusable = append(unusable, unavailable{cluster: i, err: c.Unusable})
+			continue
+		}
 		w, err := newClusterRun(ctx, cancel, cfg, i, c, s)
 		if err != nil {
 			return Outcome{Verdict: Broken, Err: err}
 		}
 		s.clusters = append(s.clusters, w)
 	}
+	for _, u := range unusable {
+		if end, over := s.skip(u); over {
+			return s.finish(ctx, end, time.Since(start))
+		}
+	}
 	var wg sync.WaitGroup
 	for _, w := range s.clusters {
+		if w.ctrl == nil {
+			continue // unusable
+		}
 		wg.Go(func() { w.run(w.ctx) })
 		wg.Go(func() {
 			select {
@@ -58,8 +76,38 @@ func Run(ctx context.Context, cfg Config, clusters ...Cluster) Outcome {
 	took := time.Since(start)
 	s.awaitDiagnoses(ctx, end)
 	cancel(end.cause)
-	wg.Wait()
-	return s.finish(ctx, end, took)
+	stopped := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(stopWait):
+		// A request that does not heed its context (a credential plugin
+		// that does not answer) holds a goroutine: the run ends without it.
+	}
+	out := s.finish(ctx, end, took)
+	drainStdout(cfg, end)
+	return out
+}
+
+// stopWait bounds the wait for a run's goroutines once it has ended.
+const stopWait = 300 * time.Millisecond
+
+// drainStdout writes out what waits for the reader of stdout: all of it for
+// a reader that reads, nothing more once the reader has not taken a piece
+// for a while (shorter when --timeout or a signal ended the run, which must
+// end within a second).
+func drainStdout(cfg Config, end ending) {
+	if cfg.Detached == nil {
+		return
+	}
+	idle := time.Second
+	if end.verdict == Interrupted || errors.Is(end.cause, ErrTimeout) || end.timedOut {
+		idle = 250 * time.Millisecond
+	}
+	_ = cfg.Detached.Drain(idle)
 }
 
 // clusterRun is one cluster's part of a run: its controller (informer, queue,
@@ -88,6 +136,9 @@ type clusterRun struct {
 	ctx         context.Context
 	stop        context.CancelCauseFunc
 	unavailable error
+	// conn is the pods' connection of a cluster in a run over several:
+	// while it is lost, the cluster's check is not met.
+	conn *connection
 	// label names the cluster in what is said about it, with several.
 	label string
 	// namespace is the one namespace whose Events the run watches ("" for
@@ -125,7 +176,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		targets = cfg.Targets
 	}
 	if len(targets) > 0 {
-		t, err := newTargetRun(w.ctx, fail, cfg, targets, i, c.Clients, s)
+		t, err := newTargetRun(w.ctx, s.targetFail(ctx, cfg, w, fail), cfg, targets, i, c.Clients, s)
 		if err != nil {
 			return nil, err
 		}
@@ -139,6 +190,12 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		conn := &connection{ctx: w.ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once, name: w.label}
 		if s.several && cfg.SkipUnavailable {
 			conn.skip = s.skipper(ctx, w)
+		}
+		if s.several {
+			// A context that loses its connection is not met until it
+			// is back: the stream judges again at each change.
+			conn.changed = s.connectionChanged
+			w.conn = conn
 		}
 		var built source.Source
 		if w.targets != nil {
@@ -200,6 +257,40 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		w.targets.ctrl = ctrl
 	}
 	return w, nil
+}
+
+// targetFail is what a cluster's workload watches call when the cluster
+// cannot be used: with several clusters, the error names the cluster, and
+// with SkipUnavailable a cluster whose pods were never listed (it failed
+// at start) is skipped rather than ending the run.
+func (s *stream) targetFail(ctx context.Context, cfg Config, w *clusterRun, fail context.CancelCauseFunc) context.CancelCauseFunc {
+	if !s.several {
+		return fail
+	}
+	skip := s.skipper(ctx, w)
+	return func(err error) {
+		if cfg.SkipUnavailable && !w.conn.hasListed() {
+			skip(err)
+			return
+		}
+		if !errors.As(err, new(*contextError)) {
+			err = &contextError{name: w.name, err: err}
+		}
+		fail(err)
+	}
+}
+
+// unusableClusterRun is the part of a run of a cluster that cannot be
+// used: nothing runs, and the check counts it as failed.
+func unusableClusterRun(ctx context.Context, cfg Config, i int, c Cluster, s *stream) *clusterRun {
+	w := &clusterRun{index: i, name: c.Name, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check),
+		join: newEventJoin(), changed: map[string]time.Time{}}
+	w.ctx, w.stop = context.WithCancelCause(ctx)
+	w.stop(c.Unusable)
+	if s.several {
+		w.label = c.Name
+	}
+	return w
 }
 
 // run runs the cluster's workload informers, if any, and once their first

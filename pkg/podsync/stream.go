@@ -21,6 +21,8 @@ import (
 // stream is the one goroutine that owns stdout: it judges each message,
 // then prints it, and decides when the run is over.
 type stream struct {
+	// ctx is the run's context: a wait for the reader of stdout ends with it.
+	ctx      context.Context
 	cfg      Config
 	writer   *output.Writer
 	stderr   *lockedWriter
@@ -37,6 +39,8 @@ type stream struct {
 	lookups     chan rolloutResult
 	unavailable chan unavailable
 	workloads   chan workloadEvent
+	// connections fires when a cluster's connection is lost or back.
+	connections chan struct{}
 	// stdoutGone closes when the reader of stdout has gone; outClosed
 	// says it has, so a check judges on without printing.
 	stdoutGone <-chan struct{}
@@ -60,10 +64,13 @@ type ending struct {
 	cause error
 	// summary: the run ends with a summary on stderr.
 	summary bool
+	// timedOut: --timeout ended the run.
+	timedOut bool
 }
 
 func newStream(ctx context.Context, cfg Config, several bool) *stream {
 	return &stream{
+		ctx:         ctx,
 		cfg:         cfg,
 		writer:      cfg.Output,
 		stderr:      &lockedWriter{w: errOut(cfg)},
@@ -74,6 +81,7 @@ func newStream(ctx context.Context, cfg Config, several bool) *stream {
 		lookups:     make(chan rolloutResult),
 		unavailable: make(chan unavailable),
 		workloads:   make(chan workloadEvent),
+		connections: make(chan struct{}, 1),
 		stdoutGone:  output.WatchClosed(ctx, cfg.Stdout),
 		progress:    newProgress(cfg),
 	}
@@ -116,6 +124,7 @@ func (s *stream) loop(ctx context.Context) ending {
 			}
 		case <-s.progress.due():
 			s.sayProgress()
+		case <-s.connections:
 		}
 		if end, over := s.judge(ctx); over {
 			return end
@@ -320,10 +329,59 @@ func (s *stream) endOutput() {
 // writeFailed ends the output: a reader that went away (`| head -1`) ends
 // it quietly; any other failure to write ends the run with an error.
 func (s *stream) writeFailed(we *output.WriteError) (ending, bool) {
+	if errors.Is(we, output.ErrBackedUp) {
+		return s.backedUp()
+	}
 	if errors.Is(we, syscall.EPIPE) {
 		return s.outputGone()
 	}
 	return ending{verdict: Broken, cause: fmt.Errorf("write output: %w", we.Err)}, true
+}
+
+// connectionChanged wakes the stream to judge again: a cluster whose
+// connection is lost is not met until it is back.
+func (s *stream) connectionChanged() {
+	select {
+	case s.connections <- struct{}{}:
+	default:
+	}
+}
+
+// backedUp handles a reader of stdout that does not read what was printed
+// (a full pipe). A check stops printing and goes on judging: its verdict
+// never waits on a reader. A plain stream waits for the reader, as a
+// blocked write would, but ends as soon as the run does (--timeout, a
+// signal) or the reader goes away.
+func (s *stream) backedUp() (ending, bool) {
+	if checking(s.cfg.Check) {
+		s.outClosed = true
+		fmt.Fprintln(s.stderr, "warning: stdout is not being read: printing stops, the check goes on")
+		return ending{}, false
+	}
+	var room <-chan struct{}
+	if s.cfg.Detached != nil {
+		room = s.cfg.Detached.Room()
+	}
+	for {
+		select {
+		case <-s.ctx.Done():
+			return s.fromCause(context.Cause(s.ctx)), true
+		case <-s.stdoutGone:
+			s.stdoutGone = nil
+			return s.outputGone()
+		case <-room:
+		}
+		var we *output.WriteError
+		err := s.writer.Flush()
+		switch {
+		case err == nil:
+			return ending{}, false
+		case !errors.As(err, &we):
+			return ending{verdict: Broken, cause: fmt.Errorf("write output: %w", err)}, true
+		case !errors.Is(we, output.ErrBackedUp):
+			return s.writeFailed(we)
+		}
+	}
 }
 
 // outputGone handles a reader of stdout that went away. A plain stream has
@@ -403,6 +461,9 @@ func (s *stream) state() check.State {
 		case check.Pending:
 			met = false
 		}
+		if _, lost := w.conn.lostSince(); lost {
+			met = false // its last known state is no verdict
+		}
 	}
 	switch {
 	case !met, skipped && !s.allInitial():
@@ -445,7 +506,7 @@ func (s *stream) fromCause(cause error) ending {
 		return ending{verdict: Interrupted, cause: cause, summary: true}
 	case errors.Is(cause, ErrTimeout):
 		end := s.settled()
-		end.summary = true
+		end.summary, end.timedOut = true, true
 		return end
 	}
 	return ending{verdict: Broken, cause: cause}
@@ -453,9 +514,19 @@ func (s *stream) fromCause(cause error) ending {
 
 // finish prints the summary when one is due and returns the outcome.
 func (s *stream) finish(ctx context.Context, end ending, took time.Duration) Outcome {
-	for _, w := range s.clusters {
-		// The run's context has ended, so lookups still running stop now.
-		w.rollouts.wait()
+	// The run's context has ended, so lookups still running stop now,
+	// unless a request does not heed it (a credential plugin that does
+	// not answer): the run does not wait for those.
+	looked := make(chan struct{})
+	go func() {
+		for _, w := range s.clusters {
+			w.rollouts.wait()
+		}
+		close(looked)
+	}()
+	select {
+	case <-looked:
+	case <-time.After(stopWait):
 	}
 	out := Outcome{Verdict: end.verdict, Err: end.cause}
 	var sig SignalError

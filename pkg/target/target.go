@@ -12,7 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -229,45 +232,136 @@ func parseArg(a string) (string, error) {
 	return a, nil
 }
 
+// MaxInput bounds what -f reads, in all: files, folders, URLs and stdin
+// together. A manifest larger than this is a mistake (or endless input),
+// not something to hold in memory.
+const MaxInput = 64 << 20
+
+// errTooLarge is the one-line error of input beyond MaxInput.
+var errTooLarge = fmt.Errorf("the input of -f is larger than %d MiB in all, the most podsync reads", MaxInput>>20)
+
 // readManifests decodes the manifests with kubectl's builder, locally: no
-// request is made, and a file that cannot be read or decoded is the
-// user's error. Stdin is read once, here.
+// request is made but for -f URLs, and a file that cannot be read or
+// decoded is the user's error. Stdin and URLs are read once, here, at
+// most MaxInput bytes in all.
 func readManifests(in Input) ([]*resource.Info, error) {
 	var files []string
-	var stdin []byte
+	var streams []namedInput
+	budget := int64(MaxInput)
+	stdinRead := false
 	for _, f := range in.Filenames {
-		if f != "-" {
+		switch {
+		case f == "-":
+			if stdinRead {
+				return nil, errors.New("-f - (stdin) can be given only once")
+			}
+			stdinRead = true
+			data, err := readBounded(in.Stdin, &budget)
+			if err != nil {
+				return nil, fmt.Errorf("read the manifest on stdin: %w", err)
+			}
+			streams = append(streams, namedInput{"STDIN", data})
+		case strings.HasPrefix(f, "http://") || strings.HasPrefix(f, "https://"):
+			data, err := fetch(f, &budget)
+			if err != nil {
+				return nil, fmt.Errorf("-f %s: %w", f, err)
+			}
+			streams = append(streams, namedInput{f, data})
+		default:
 			files = append(files, f)
-			continue
 		}
-		if stdin != nil {
-			return nil, errors.New("-f - (stdin) can be given only once")
-		}
-		data, err := io.ReadAll(in.Stdin)
-		if err != nil {
-			return nil, fmt.Errorf("read the manifest on stdin: %w", err)
-		}
-		// Not nil even when empty: it says stdin was read.
-		stdin = make([]byte, 0, len(data))
-		stdin = append(stdin, data...)
 	}
 	for _, f := range files {
-		if _, err := os.Stat(f); err != nil && !strings.Contains(f, "://") {
+		if _, err := os.Stat(f); err != nil {
 			return nil, fmt.Errorf("-f %s: %w", f, err)
+		}
+		if err := spend(f, in.Recursive, &budget); err != nil {
+			return nil, err
 		}
 	}
 	b := resource.NewLocalBuilder().Unstructured().Flatten()
 	if len(files) > 0 {
 		b = b.FilenameParam(false, &resource.FilenameOptions{Filenames: files, Recursive: in.Recursive})
 	}
-	if stdin != nil {
-		b = b.Stream(bytes.NewReader(stdin), "STDIN")
+	for _, s := range streams {
+		b = b.Stream(bytes.NewReader(s.data), s.name)
 	}
 	infos, err := b.Do().Infos()
 	if err != nil {
 		return nil, err
 	}
 	return infos, nil
+}
+
+// namedInput is a manifest read whole: stdin or a URL.
+type namedInput struct {
+	name string
+	data []byte
+}
+
+// readBounded reads r to its end, at most *budget bytes, and takes what
+// it read from the budget.
+func readBounded(r io.Reader, budget *int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, *budget+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > *budget {
+		return nil, errTooLarge
+	}
+	*budget -= int64(len(data))
+	return data, nil
+}
+
+// fetch reads a manifest URL, as kubectl does (a 200 answer), bounded.
+func fetch(url string, budget *int64) ([]byte, error) {
+	resp, err := http.Get(url) //nolint:gosec,noctx // the user's -f URL; the command bounds the wait
+	if err != nil {
+		return nil, fmt.Errorf("read the manifest: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("read the manifest: %s", resp.Status)
+	}
+	return readBounded(resp.Body, budget)
+}
+
+// manifestExtensions are the files kubectl's builder reads in a folder.
+var manifestExtensions = []string{".json", ".yaml", ".yml"}
+
+// spend takes from the budget the size of a file, or of the manifests of
+// a folder as kubectl's builder would read them (its subfolders with -R).
+func spend(path string, recursive bool, budget *int64) error {
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != path && !recursive {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if p != path && !slices.Contains(manifestExtensions, filepath.Ext(p)) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		*budget -= info.Size()
+		if *budget < 0 {
+			return errTooLarge
+		}
+		return nil
+	})
+	if errors.Is(err, errTooLarge) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("-f %s: %w", path, err)
+	}
+	return nil
 }
 
 // addObject adds one object of a manifest: a target, or a Skipped.

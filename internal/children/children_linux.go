@@ -1,0 +1,83 @@
+//go:build linux
+
+package children
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Adopt makes the process the reaper of its descendants: a process whose
+// parent ends (a plugin's shell) becomes its child, so that Kill finds it.
+func Adopt() {
+	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// Kill sends SIGKILL to every descendant of the process, the deepest
+// first known before any is killed (a killed parent's children are then
+// adopted, not lost).
+func Kill() {
+	self := os.Getpid()
+	parents := parentsByPID()
+	var victims []int
+	for pid := range parents {
+		if descends(pid, self, parents) {
+			victims = append(victims, pid)
+		}
+	}
+	for _, pid := range victims {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// descends reports whether pid is a descendant of ancestor.
+func descends(pid, ancestor int, parents map[int]int) bool {
+	for range len(parents) {
+		ppid, ok := parents[pid]
+		if !ok || ppid <= 1 {
+			return false
+		}
+		if ppid == ancestor {
+			return true
+		}
+		pid = ppid
+	}
+	return false
+}
+
+// parentsByPID reads each process's parent from /proc.
+func parentsByPID() map[int]int {
+	out := map[int]int{}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		rest := string(data)
+		if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		fields := strings.Fields(rest)
+		if len(fields) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(fields[1]); err == nil {
+			out[pid] = ppid
+		}
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+package faults
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// hangingPlugin is a kubeconfig whose user's credential exec plugin never
+// answers, and the file where the plugin writes its process ID.
+func hangingPlugin(t *testing.T, tc *testCluster, ns string) (kubeconfig, pidFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	pidFile = filepath.Join(dir, "plugin.pid")
+	script := filepath.Join(dir, "hang.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho $$ >"+pidFile+"\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	user := &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+		APIVersion: "client.authentication.k8s.io/v1", Command: script, InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+	}}
+	_, ca := tc.adminAuth(t)
+	return writeKubeconfig(t, tc.Cluster.Server, ca, user, ns), pidFile
+}
+
+// alivePID reports whether the process of pidFile still runs.
+func alivePID(t *testing.T, pidFile string) (int, bool) {
+	t.Helper()
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the plugin never ran: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A zombie is not running: it has ended and waits to be reaped.
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return pid, false
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return pid, len(fields) > 0 && fields[0] != "Z"
+}
+
+// A credential plugin that never answers: --timeout ends the run with the
+// summary, for pods and for TYPE/NAME (whose discovery runs the plugin),
+// and the plugin does not outlive podsync.
+func TestCredentialPluginNeverAnswers(t *testing.T) {
+	tc := sharedCluster(t)
+	ns := tc.Namespace(t)
+	for name, args := range map[string][]string{
+		"pods":      {"-l", "app=web"},
+		"TYPE/NAME": {"deploy/web"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			kubeconfig, pidFile := hangingPlugin(t, tc, ns)
+			r := tc.PodsyncEnv(t, time.Minute, []string{"KUBECONFIG=" + kubeconfig}, append(args, "--until", "ready", "--timeout", "4s")...)
+			if r.Code != 3 || !strings.Contains(r.Stderr, "Verdict:  not met (exit 3) after 4s") {
+				t.Fatalf("exit %d, want 3 with the summary\n%s", r.Code, r)
+			}
+			if r.Took > 4*time.Second+endWithin+startup {
+				t.Errorf("took %s, want within %s of the timeout", r.Took, endWithin)
+			}
+			time.Sleep(200 * time.Millisecond)
+			if pid, alive := alivePID(t, pidFile); alive {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("the credential plugin (pid %d) outlived podsync", pid)
+			}
+		})
+	}
+}
