@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -77,13 +78,17 @@ func namespace(t *testing.T) string {
 			_ = c.cs.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
 		})
 	}
-	// Pods are refused until the controller manager has made the
-	// namespace's default service account.
+	// Pods are refused until the namespace has its default service
+	// account. The controller manager makes it, but after a test has
+	// restarted an API server its watches may take long to come back, so
+	// the test makes it when it is not there yet.
 	for _, c := range clusters(t) {
-		harness.Eventually(t, time.Minute, harness.Text("the default service account of "+name+" in "+c.context), func() bool {
-			_, err := c.cs.CoreV1().ServiceAccounts(name).Get(context.Background(), "default", metav1.GetOptions{})
-			return err == nil
-		})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := c.cs.CoreV1().ServiceAccounts(name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+		cancel()
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("create the default service account of %s in %s: %v", name, c.context, err)
+		}
 	}
 	return name
 }
