@@ -120,7 +120,7 @@ func TestVersionAndHelp(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "kubectl podsync [POD_NAME | TYPE/NAME ...] [-f FILE|DIR|- ...] [flags]") {
 		t.Errorf("-h: code %d, usage does not name kubectl podsync:\n%s", code, stdout)
 	}
-	// No made-up defaults (issue 12 row 10): flags that may be left out
+	// No made-up defaults: flags that may be left out
 	// show none, and no sentinel reaches the help text.
 	for _, bad := range []string{"(default -1)", "(default 1, 0 for gone). (default"} {
 		if strings.Contains(stdout, bad) {

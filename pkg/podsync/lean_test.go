@@ -20,7 +20,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
-// The lean rows of the table output (issue 16) print exactly what the
+// The lean rows of the table output print exactly what the
 // whole pods printed: the model's generator makes histories of pod
 // changes, each change is also given random edits of the parts a lean row
 // keeps only as hashes (annotations, finalizers, spec, status fields), and

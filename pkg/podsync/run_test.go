@@ -75,7 +75,7 @@ func simWith(table bool, states map[string]podState) *sim {
 	return s
 }
 
-// Judging never depends on printing (issue 12 row 2): a pod whose message
+// Judging never depends on printing: a pod whose message
 // the template cannot print is still judged, and its print failure is
 // said on stderr. Before, the message was retried, dropped and never
 // judged, and this check exited 0.

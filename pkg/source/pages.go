@@ -14,7 +14,7 @@ import (
 // a time, which at tens of thousands of pods is hundreds of MiB less at the
 // peak. Each page costs the server a seek into its snapshot, which at
 // 150,000 pods makes pages of 1,000 almost twice as slow as pages of
-// 5,000 (docs/BENCHMARKS.md).
+// 5,000.
 const PageSize = 5000
 
 // FirstPageSize is the first page's size: small, so that the first rows

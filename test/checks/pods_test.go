@@ -130,7 +130,7 @@ func TestOnce(t *testing.T) {
 	}
 
 	// Without --until, --once prints the state and exits 0, with no
-	// summary, as kubectl get does (issue 12 row 10).
+	// summary, as kubectl get does.
 	r = check(t, "-n", ns, "--once")
 	if r.Code != 0 || r.Stderr != "" {
 		t.Errorf("--once without --until: want exit 0 and nothing on stderr\n%s", r)

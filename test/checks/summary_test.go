@@ -87,8 +87,7 @@ func TestJSONSummary(t *testing.T) {
 		if s.Verdict != "failed" || s.ExitCode != 4 || len(s.Unsatisfied) != 1 || !strings.Contains(s.Reason, `container "app" is CrashLoopBackOff`) {
 			t.Fatalf("JSON summary = %+v\n%s", s, r)
 		}
-		// kubectl's STATUS, not the phase (issue 12 row 6: this was
-		// "Running 1" outside the table output).
+		// kubectl's STATUS, not the phase, in every output.
 		if s.Statuses["CrashLoopBackOff"] != 1 || len(s.Statuses) != 1 || !strings.Contains(r.Stderr, "Pods:     1 matched (CrashLoopBackOff 1)") {
 			t.Errorf("statuses %v, want CrashLoopBackOff 1, in JSON and text\n%s", s.Statuses, r)
 		}

@@ -1,5 +1,5 @@
-// Package contexts proves `--context` over several clusters end to end
-// (issue 15): three local control planes side by side, each with its own
+// Package contexts proves `--context` over several clusters end to end:
+// three local control planes side by side, each with its own
 // CA, ports and tokens, and one kubeconfig with a context per cluster
 // (podsync-1, podsync-2, podsync-3), watched by the real plugin run as
 // `kubectl podsync` by the pinned kubectl.

@@ -274,7 +274,7 @@ func TestTableFlags(t *testing.T) {
 	}
 }
 
-// Every print flag in -h does what it says (issue 12 row 10): --sort-by
+// Every print flag in -h does what it says: --sort-by
 // orders the initial block as kubectl get --sort-by orders its list,
 // --show-managed-fields prints managedFields, --show-kind names the kind;
 // --once without --until prints the list and no summary.

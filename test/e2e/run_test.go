@@ -90,9 +90,8 @@ func TestWorkers(t *testing.T) {
 
 // A message the template cannot print (a pod without the key, with
 // --allow-missing-template-keys=false) is reported on stderr in one short
-// line, and the stream goes on; the pod is still judged. Issue 12 row 2:
-// such a message was retried, dropped and never judged, so a check on a
-// pod that could not be printed exited 0 while the pod was not ready.
+// line, and the stream goes on; the pod is still judged: a check on a pod
+// that cannot be printed must not pass while the pod is not ready.
 func TestUnprintablePodIsJudged(t *testing.T) {
 	ns := env.Namespace(t)
 	env.Apply(t, ns, podYAML("labelled", map[string]string{"missing": "here"}, ""))
@@ -147,8 +146,8 @@ func neverReadyPod(name string) string {
 }
 
 // --request-timeout bounds each request, not a watch, in every output
-// mode (issue 12 row 5: with -o json the client timeout also cut every
-// watch, which reconnected every few seconds).
+// mode (with -o json a client timeout would also cut every watch, which
+// would reconnect every few seconds).
 func TestRequestTimeoutDoesNotCutWatches(t *testing.T) {
 	ns := env.Namespace(t)
 	runningPods(t, ns, "steady")
@@ -218,8 +217,8 @@ func TestWatchOnly(t *testing.T) {
 
 // Every change after the initial list is printed with --watch-only, also
 // one that arrives while the workers are still taking the listed pods
-// (issue 12 row 4: such a change folded into the hidden SYNC and was lost;
-// on a big namespace the window is the whole list). The namespace holds
+// (such a change must not fold into the hidden SYNC and be lost; on a big
+// namespace the window is the whole list). The namespace holds
 // 2,000 pods (held before scheduling, so nothing else changes them), one
 // worker takes them, and each pod is changed once, as soon as podsync's
 // list has been answered (or streamed), many at a time, so that hundreds of changes

@@ -24,7 +24,7 @@ import (
 // (GONE with the last state podsync knew). A pod deleted and created again
 // under the same name during the cut (as a StatefulSet's web-0 is) is a
 // new pod: GONE for the old one, then ADD for the new one, never one
-// UPDATE (issue 12 row 1: the relist hands both over as one update).
+// UPDATE, though the relist hands both over as one update.
 func TestConnectionCutPastCompaction(t *testing.T) {
 	tc := newCluster(t, "--etcd-compaction-interval=10s", "--watch-cache-sizes=pods#0")
 	ns := tc.Namespace(t)

@@ -45,10 +45,10 @@ func TestSignalsEndWithSummary(t *testing.T) {
 
 // The reader of stdout goes away (`kubectl podsync | head -n 1`) while no
 // pod changes. A plain stream notices without writing, as `tail -f | head`
-// does, and ends within a second of head, quietly, with 0 (issue 12 row
-// 8: it used to wait for the next change, maybe for ever). A check keeps
-// judging without its stdout and ends with its verdict: 0 when met, 3 at
-// its timeout (row 7: it used to exit 141 at its next write).
+// does, and ends within a second of head, quietly, with 0, without waiting
+// for the next change. A check keeps judging without its stdout and ends
+// with its verdict: 0 when met, 3 at its timeout (not 141 at its next
+// write).
 func TestStdoutClosedEarly(t *testing.T) {
 	tc := sharedCluster(t)
 	ns := tc.Namespace(t)
