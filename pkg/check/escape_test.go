@@ -14,7 +14,7 @@ func TestEscape(t *testing.T) {
 		{"c1 \u009b31m csi", `c1 \u009b31m csi`},
 		{"bad \x9b byte", `bad \x9b byte`},
 		{"unicode ✓ stays", "unicode ✓ stays"},
-		{"bidi ‮gnp.exe‬ ⁦x⁩ ‏y", `bidi \u202egnp.exe\u202c \u2066x\u2069 \u200fy`},
+		{"bidi \u202egnp.exe\u202c \u2066x\u2069 \u200fy", `bidi \u202egnp.exe\u202c \u2066x\u2069 \u200fy`},
 	}
 	for _, c := range cases {
 		got := Escape(c.in)
