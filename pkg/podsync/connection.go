@@ -73,8 +73,18 @@ type connection struct {
 // stillLostEvery is how often a connection still lost says for how long.
 const stillLostEvery = 30 * time.Second
 
-// Result implements source.Reporter.
+// Result implements source.Reporter. Giving up on the cluster (skip,
+// fail) happens after the lock is released: a skip waits for the stream,
+// which reads the connection's state under that lock.
 func (c *connection) Result(verb string, err error) {
+	if giveUp := c.record(verb, err); giveUp != nil {
+		giveUp()
+	}
+}
+
+// record takes in one result and returns what gives up on the cluster, if
+// it must be given up.
+func (c *connection) record(verb string, err error) func() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err == nil {
@@ -84,38 +94,36 @@ func (c *connection) Result(verb string, err error) {
 			c.notify()
 			fmt.Fprintf(c.errOut, "podsync: reconnected to the API server%s after %s; changes made meanwhile follow\n", c.of(), c.since(c.lostAt))
 		}
-		return
+		return nil
 	}
 	if c.ctx.Err() != nil {
-		return // the run is ending; this is not the server's fault
+		return nil // the run is ending; this is not the server's fault
 	}
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || c.listOnly && verb == "watch" {
-		return
+		return nil
 	}
 	why := c.describe(verb, err)
 	switch {
 	case !c.listed && c.skip != nil:
-		c.skip(why)
-		return
+		return func() { c.skip(why) }
 	case !c.listed || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
 		if c.name != "" {
 			why = &contextError{name: c.name, err: why}
 		}
-		c.fail(why)
-		return
+		return func() { c.fail(why) }
 	}
 	if c.quiet {
-		return
+		return nil
 	}
 	now := c.clock()
 	if !c.lostOnce {
 		c.lostOnce, c.lostAt, c.saidAt, c.saidWhy = true, now, now, why.Error()
 		c.notify()
 		fmt.Fprintf(c.errOut, "podsync: lost the connection to the API server%s (%s); retrying\n", c.of(), why)
-		return
+		return nil
 	}
 	if now.Sub(c.saidAt) < stillLostEvery {
-		return
+		return nil
 	}
 	changed := ""
 	if why.Error() != c.saidWhy {
@@ -124,6 +132,7 @@ func (c *connection) Result(verb string, err error) {
 	c.saidAt, c.saidWhy = now, why.Error()
 	fmt.Fprintf(c.errOut, "podsync: still no connection to the API server%s after %s%s; retrying\n",
 		c.of(), check.RoundDuration(now.Sub(c.lostAt)), changed)
+	return nil
 }
 
 // notify tells of a connection lost or back.
