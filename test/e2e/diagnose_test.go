@@ -181,7 +181,8 @@ func TestGitHubActions(t *testing.T) {
 	}
 	for _, want := range []string{
 		"earlier step\n### kubectl podsync: failed (exit 4) after ",
-		"| " + ns + "/loop | Running | app: waiting (CrashLoopBackOff)",
+		// Parentheses are escaped: cluster text never makes a link.
+		"| " + ns + "/loop | Running | app: waiting \\(CrashLoopBackOff\\)",
 		"```text\nstarting\n^[]0;owned^G^[[2J\n::error::spoofed\n",
 	} {
 		if !strings.Contains(string(md), want) {
