@@ -3,6 +3,7 @@ package podsync
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -206,7 +207,7 @@ func (t *targetRun) rejudge(ts *targetState, eval *check.Evaluator) {
 		return
 	}
 	for key, owners := range t.owners {
-		if !containsState(owners, ts) {
+		if !slices.Contains(owners, ts) {
 			continue
 		}
 		obj, ok, err := t.ctrl.Indexer().GetByKey(key)
@@ -216,15 +217,6 @@ func (t *targetRun) rejudge(ts *targetState, eval *check.Evaluator) {
 		}
 		eval.ObserveStatus(key, row.Pod(), source.Cell(row, "Status"), false)
 	}
-}
-
-func containsState(list []*targetState, ts *targetState) bool {
-	for _, s := range list {
-		if s == ts {
-			return true
-		}
-	}
-	return false
 }
 
 // revisionHandler keeps the ReplicaSets or ControllerRevisions of the
