@@ -236,6 +236,9 @@ func writeTargets(b *strings.Builder, targets []TargetSummary) {
 		if t.Context != "" {
 			name += " --context " + t.Context
 		}
+		// A target's name comes from the command line or a manifest,
+		// which need not be the user's own: it is escaped like cluster text.
+		name = Escape(name)
 		reason := SafeLine(t.Reason, maxTextLen)
 		switch t.Verdict {
 		case TargetMet:

@@ -365,7 +365,8 @@ func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	c.SetErr(streams.ErrOut)
 	err := c.ExecuteContext(ctx)
 	if err != nil && !errors.Is(err, errSilent) {
-		fmt.Fprintf(streams.ErrOut, "error: %s\n", oneLine(err))
+		// An error may quote the cluster's or a manifest's text.
+		fmt.Fprintf(streams.ErrOut, "error: %s\n", check.Escape(oneLine(err)))
 	}
 	return ExitCode(err)
 }

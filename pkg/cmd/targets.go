@@ -72,7 +72,7 @@ func (o *Options) resolveTargets() (bool, error) {
 	if len(o.plan.Skipped) > 0 {
 		names := make([]string, 0, len(o.plan.Skipped))
 		for _, s := range o.plan.Skipped {
-			names = append(names, s.String())
+			names = append(names, check.Escape(s.String()))
 		}
 		fmt.Fprintf(o.ErrOut, "podsync: not judged (podsync does not judge their kinds): %s\n", strings.Join(names, ", "))
 	}
