@@ -322,8 +322,11 @@ func TestHostileStatusIsEscaped(t *testing.T) {
 		localcluster.StateAnnotation:  localcluster.StateWaiting,
 		localcluster.ReasonAnnotation: terminalReason, localcluster.MessageAnnotation: "bell\a back\b csi\u009b rtl\u202e end",
 	}))
+	line := s.WaitLine(`^UPDATE\s+stuck\s.*RTL.*STATUS:`, lineLimit)
 	shown := regexp.QuoteMeta(terminalShown)
-	s.WaitLine(`^UPDATE\s+stuck\s+0/1\s+`+shown+`\s+1 .*STATUS:\S+→`+shown+`( |$)`, lineLimit)
+	if !regexp.MustCompile(`^UPDATE\s+stuck\s+0/1\s+` + shown + `\s+1 .*STATUS:\S+→` + shown + `( |$)`).MatchString(line) {
+		t.Errorf("STATUS and CHANGES are not shown escaped: %q", line)
+	}
 	stream := s.Stop(syscall.SIGINT)
 	if r, ok := rawControl(stream.Stdout); ok {
 		t.Errorf("the table holds a raw %U:\n%q", r, stream.Stdout)

@@ -173,7 +173,8 @@ func checkDecoded(t *testing.T, docs []string, out string, diagnosed bool) {
 			} `json:"object"`
 		}
 		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
-			t.Fatalf("not parseable: %v\n%s", err, doc)
+			t.Errorf("not parseable: %v\n%s", err, doc)
+			continue
 		}
 		if a, ok := m.Object.Metadata.Annotations["note"]; ok {
 			note = true
@@ -195,7 +196,7 @@ func checkDecoded(t *testing.T, docs []string, out string, diagnosed bool) {
 
 // The job summary under GitHub Actions: at most 1 MiB however much the
 // pods' logs hold, the verdict and the pod's line first, and no link from
-// the cluster's text.
+// the cluster's text (log lines, an Event's message).
 func TestGitHubJobSummaryBounded(t *testing.T) {
 	t.Parallel()
 	ns := env.Namespace(t)
@@ -217,6 +218,21 @@ func TestGitHubJobSummaryBounded(t *testing.T) {
 		out, err := env.KubectlErr("logs", "--previous", "-n", ns, "loop")
 		return err == nil && strings.Contains(out, "999 [click]")
 	})
+	// An Event's message with a Markdown link and a bare URL.
+	uid := env.KubectlOut(t, "get", "pod", "-n", ns, "loop", "-o", "jsonpath={.metadata.uid}")
+	now := time.Now().UTC().Format(time.RFC3339)
+	env.Apply(t, ns, fmt.Sprintf(`apiVersion: v1
+kind: Event
+metadata:
+  name: loop.link
+involvedObject: {kind: Pod, name: loop, namespace: %s, uid: %s}
+type: Warning
+reason: Linked
+message: "see [event](https://evil.example/e) and https://evil.example/f"
+count: 1
+firstTimestamp: %s
+lastTimestamp: %s
+`, ns, uid, now, now))
 	summary := filepath.Join(t.TempDir(), "summary.md")
 	gh := []string{"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + summary}
 	r := env.PodsyncEnv(t, runLimit, gh, "-n", ns, "loop", "--until", "ready", "--log-lines", "1000", "--timeout", "2m")
@@ -231,7 +247,7 @@ func TestGitHubJobSummaryBounded(t *testing.T) {
 		t.Errorf("job summary of %d bytes, over 1 MiB", len(md))
 	}
 	text := string(md)
-	for _, want := range []string{"### kubectl podsync: failed (exit 4)", "| " + ns + "/loop |", "cut: the job summary is at most 1 MiB"} {
+	for _, want := range []string{"### kubectl podsync: failed (exit 4)", "| " + ns + "/loop |", "cut: the job summary is at most 1 MiB", `Linked x1: see \[event\]\(https:\/\/evil.example/e\) and https:\/\/evil.example/f`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("job summary lacks %q (%d bytes)", want, len(md))
 		}
