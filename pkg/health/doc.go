@@ -51,7 +51,9 @@
 //     identifier declared as dyn (Flux only parses it): an unknown
 //     function and an expression known not to be boolean (size(...),
 //     'Healthy') are errors then, exit 2, rather than a health check that
-//     never ends.
+//     never ends. So is a free identifier that begins with a capital
+//     letter (status.phase == Healthy): the fields of Kubernetes objects
+//     begin in lower case, and such a name is a string without quotes.
 //   - When an expression cannot be evaluated, or yields no boolean, the
 //     verdict is Flux's (in progress) but its message names the
 //     expression and CEL's error, so that the wait is never silent.

@@ -52,7 +52,9 @@ func sideBySideCases() []sideBySide {
 			msg: `its status.observedGeneration is a string ("2"), not a number, so kstatus cannot read its status: podsync cannot tell when it is ready; give a health rule for Rollout.argoproj.io (--health-rules)`},
 		{name: "Rollout-like Degraded", obj: rolloutLike(2, "2", "Degraded", cond("Progressing", "False", "RolloutAborted", "")),
 			kind: customKind, kstatus: "error", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Rollout.argoproj.io"},
-		{name: "Rollout-like Progressing", obj: rolloutLike(3, "2", "Progressing", cond("Progressing", "True", "ReplicaSetUpdated", "")),
+		{name: "Rollout-like Progressing", obj: rolloutLike(3, "3", "Progressing", cond("Progressing", "True", "ReplicaSetUpdated", "")),
+			kind: customKind, kstatus: "error", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Rollout.argoproj.io"},
+		{name: "Rollout-like Healthy, generation 3 not observed", obj: rolloutLike(3, "2", "Healthy", cond("Healthy", "True", "", "")),
 			kind: customKind, kstatus: "error", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Rollout.argoproj.io"},
 		// Certificate-like: the Ready condition.
 		{name: "Certificate-like Ready=True", obj: certificateLike(cond("Ready", "True", "Ready", "Certificate is up to date and has not expired")),
@@ -105,16 +107,18 @@ func sideBySideCases() []sideBySide {
 // silent fallback (or cannot read the status) for a custom resource. Run
 // with -v for the table.
 func TestSideBySideWithKstatus(t *testing.T) {
+	withRule := mustParse(t, rolloutRules)
 	var rows []string
-	rows = append(rows, "| object | kstatus Compute | podsync Judge | rule | same |", "|---|---|---|---|---|")
+	rows = append(rows, "| object | kstatus Compute | podsync Judge, no rules | same | with the Rollout rule of docs/health.md |", "|---|---|---|---|---|")
 	for _, tc := range sideBySideCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := status.Compute(tc.obj.DeepCopy())
-			got := fmt.Sprint(err != nil)
-			ks := "error"
-			if err == nil {
+			ks, got := "error", ""
+			if err != nil {
+				got = "error: " + err.Error()
+			} else {
 				ks = string(res.Status)
-				got = ks
+				got = ks + ": " + res.Message
 			}
 			if ks != tc.kstatus {
 				t.Fatalf("kstatus Compute = %s (%v), the fixture expects %s", ks, err, tc.kstatus)
@@ -134,7 +138,11 @@ func TestSideBySideWithKstatus(t *testing.T) {
 			if !same {
 				mark = "no: podsync names what is missing"
 			}
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s: %s | %s | %s |", tc.name, got, v.State, v.Message, v.Rule, mark))
+			ruled := "same"
+			if w := withRule.Judge(tc.obj, tc.kind); w.Rule != v.Rule {
+				ruled = fmt.Sprintf("%s: %s", w.State, w.Message)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s: %s (%s) | %s | %s |", tc.name, got, v.State, v.Message, v.Rule, mark, ruled))
 		})
 	}
 	t.Log("\n" + strings.Join(rows, "\n"))

@@ -329,8 +329,10 @@ func compile(env *cel.Env, field, src string) (*expression, error) {
 		return nil, celIssues(iss)
 	}
 	var vars []cel.EnvOption
+	var capitalized error
 	seen := map[string]bool{}
-	celast.PreOrderVisit(parsed.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+	native := parsed.NativeRep()
+	celast.PreOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		if e.Kind() != celast.IdentKind {
 			return
 		}
@@ -344,8 +346,18 @@ func compile(env *cel.Env, field, src string) (*expression, error) {
 		if _, iss := env.Compile(name); iss == nil || iss.Err() == nil {
 			return
 		}
+		// The fields of Kubernetes objects are lowerCamelCase: a
+		// capitalized name is a word that lacks its quotes.
+		if r := name[0]; r >= 'A' && r <= 'Z' && capitalized == nil {
+			loc := native.SourceInfo().GetStartLocation(e.ID())
+			capitalized = fmt.Errorf("line %d, column %d: %s is not a field of the object (their names begin in lower case); a string is quoted: '%s'",
+				loc.Line(), loc.Column()+1, name, name)
+		}
 		vars = append(vars, cel.Variable(name, cel.DynType))
 	}))
+	if capitalized != nil {
+		return nil, capitalized
+	}
 	full, err := env.Extend(vars...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot declare its variables: %v", err)
@@ -367,21 +379,26 @@ func compile(env *cel.Env, field, src string) (*expression, error) {
 	return &expression{field: field, src: src, prog: prog}, nil
 }
 
-// celIssues is CEL's errors on one line, each with its position in the
-// expression: "line 1, column 14: Syntax error: ...".
+// celIssues is CEL's first error on one line, with its position in the
+// expression ("line 1, column 14: Syntax error: ..."); the errors after
+// it most often follow from it, so they are only counted.
 func celIssues(iss *cel.Issues) error {
-	var parts []string
-	for _, e := range iss.Errors() {
-		msg := oneLine(e.Message)
-		if loc := e.Location; loc != nil && loc.Line() > 0 {
-			msg = fmt.Sprintf("line %d, column %d: %s", loc.Line(), loc.Column()+1, msg)
-		}
-		parts = append(parts, msg)
-	}
-	if len(parts) == 0 {
+	errs := iss.Errors()
+	if len(errs) == 0 {
 		return errors.New(oneLine(iss.String()))
 	}
-	return errors.New(strings.Join(parts, "; "))
+	e := errs[0]
+	msg := oneLine(e.Message)
+	if loc := e.Location; loc != nil && loc.Line() > 0 {
+		msg = fmt.Sprintf("line %d, column %d: %s", loc.Line(), loc.Column()+1, msg)
+	}
+	switch n := len(errs) - 1; {
+	case n == 1:
+		msg += " (and 1 more error)"
+	case n > 1:
+		msg += fmt.Sprintf(" (and %d more errors)", n)
+	}
+	return errors.New(msg)
 }
 
 // oneLine folds whitespace runs, newlines included, into single spaces.

@@ -235,7 +235,7 @@ func TestParseErrors(t *testing.T) {
 		{"two rules for a kind", "- apiVersion: argoproj.io/v1alpha1\n  kind: Rollout\n  current: 'true'\n- apiVersion: argoproj.io/v1\n  kind: Rollout\n  current: 'false'\n",
 			"rules.yaml:4: entry #2 (argoproj.io/v1 Rollout): a second rule for Rollout.argoproj.io: entry #1 of rules.yaml (line 1) already gives one"},
 		{"CEL syntax error", "- apiVersion: argoproj.io/v1alpha1\n  kind: Rollout\n  current: status.phase == 'Healthy'\n  failed: status.phase = 'Degraded'\n",
-			"rules.yaml:1: entry #1 (argoproj.io/v1alpha1 Rollout): failed (line 4): line 1, column 14: Syntax error: token recognition error at: '= '"},
+			"rules.yaml:1: entry #1 (argoproj.io/v1alpha1 Rollout): failed (line 4): line 1, column 14: Syntax error: token recognition error at: '= ' (and 1 more error)"},
 		{"CEL syntax error on a later line", "- apiVersion: a.io/v1\n  kind: X\n  current: |\n    status.ready &&\n    status.phase = 'Healthy'\n",
 			"rules.yaml:1: entry #1 (a.io/v1 X): current (line 3): line 2, column 14: Syntax error"},
 		{"not boolean: a string", "- apiVersion: argoproj.io/v1alpha1\n  kind: Rollout\n  current: \"'Healthy'\"\n",
@@ -244,6 +244,8 @@ func TestParseErrors(t *testing.T) {
 			"current (line 3): is not a boolean expression: it yields int"},
 		{"an unknown function", "- apiVersion: argoproj.io/v1alpha1\n  kind: Rollout\n  current: isHealthy(status)\n",
 			"current (line 3): line 1, column 10: undeclared reference to 'isHealthy'"},
+		{"a word without quotes", "- apiVersion: argoproj.io/v1alpha1\n  kind: Rollout\n  current: status.phase == Healthy\n",
+			"current (line 3): line 1, column 17: Healthy is not a field of the object (their names begin in lower case); a string is quoted: 'Healthy'"},
 		{"an empty optional expression", "- apiVersion: a.io/v1\n  kind: X\n  current: 'true'\n  failed: ''\n", "failed is empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
