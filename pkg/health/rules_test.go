@@ -316,3 +316,24 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Load(nil) = %v, %v", rs, err)
 	}
 }
+
+// FuzzParse: no input makes Parse panic, and every error is one line
+// that names the file.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{rolloutRules, fluxDocsRules, "", "[]", "- {}", "- apiVersion: a.io/v1\n  kind: X\n  current: status.phase ==\n", "{a: [", "- apiVersion: a.io/v1\n  kind: X\n  current: \"\\u00e9 == 1\"\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		rs, err := Parse("rules.yaml", []byte(src))
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "rules.yaml") {
+				t.Errorf("error %q", err)
+			}
+			return
+		}
+		for _, gk := range rs.Kinds() {
+			obj := object(schema.GroupVersion{Group: gk.Group, Version: "v1"}.String(), gk.Kind, 1, m{"phase": "Healthy"})
+			rs.Judge(obj, customKind)
+		}
+	})
+}
