@@ -69,7 +69,12 @@ type Rollout struct {
 	// Note is said once on stderr while it holds: a StatefulSet updated
 	// OnDelete, a Deployment paused mid-rollout, a Job retrying failed pods.
 	Note string
-	// Rule names what decided, for a kind judged by its status.
+	// Rule says in a few words what decided the state, for objects that
+	// are not built-in workloads (pkg/health): "kstatus" (the conventions
+	// of sigs.k8s.io/cli-utils' kstatus), "health rule rules.yaml#2
+	// (Rollout.argoproj.io)" (the second entry of a --health-rules file)
+	// or "exists" (the object's existence alone). It is empty for a
+	// built-in workload, which its kind's rollout rule above judges.
 	Rule string
 }
 
