@@ -185,8 +185,15 @@ func nodeKind(n *yaml.Node) string {
 	case yaml.AliasNode:
 		return "an alias"
 	}
-	if n.Tag == "!!null" {
+	switch n.Tag {
+	case "!!null":
 		return "empty"
+	case "!!str":
+		return "a string"
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
 	}
 	return "a " + strings.TrimPrefix(n.Tag, "!!") + " value"
 }

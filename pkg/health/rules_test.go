@@ -221,7 +221,7 @@ func TestParseErrors(t *testing.T) {
 		{"only a comment", "# nothing\n", "rules.yaml: is empty"},
 		{"a mapping", "apiVersion: a/v1\nkind: X\n", "rules.yaml:1: the top level is a mapping, not a list"},
 		{"two documents", "- {apiVersion: a.io/v1, kind: X, current: 'true'}\n---\n- {}\n", "rules.yaml:2: a second YAML document"},
-		{"an entry that is a string", "- Rollout\n", "rules.yaml:1: entry #1: is a str value, not a mapping"},
+		{"an entry that is a string", "- Rollout\n", "rules.yaml:1: entry #1: is a string, not a mapping"},
 		{"missing kind", "- apiVersion: argoproj.io/v1alpha1\n  current: status.phase == 'Healthy'\n", "rules.yaml:1: entry #1 (apiVersion argoproj.io/v1alpha1): has no kind"},
 		{"missing apiVersion", "- kind: Rollout\n  current: status.phase == 'Healthy'\n", "rules.yaml:1: entry #1 (kind Rollout): has no apiVersion"},
 		{"missing current", "- apiVersion: argoproj.io/v1alpha1\n  kind: Rollout\n  failed: status.phase == 'Degraded'\n",
