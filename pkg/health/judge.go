@@ -162,6 +162,10 @@ func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, k Kind) c
 	}
 	switch res.Status {
 	case status.CurrentStatus:
+		if why := noAddress(obj, gk, k); why != "" {
+			out.Message = why
+			return out
+		}
 		if !k.BuiltIn && silent(obj) {
 			if !hasStatus(obj) && !k.HasStatus {
 				return check.Rollout{State: check.Met, Message: "exists; its kind has no status", Rule: RuleExists}
@@ -291,4 +295,27 @@ func describe(v any) string {
 // hint asks for a health rule for gk.
 func hint(gk schema.GroupKind) string {
 	return fmt.Sprintf("give a health rule for %s (--health-rules)", gk)
+}
+
+// noAddress says what a LoadBalancer Service or an Ingress waits for while
+// it has no address: kstatus calls them current once they exist, but
+// nothing can reach them yet.
+func noAddress(obj *unstructured.Unstructured, gk schema.GroupKind, k Kind) string {
+	if !k.BuiltIn {
+		return ""
+	}
+	switch gk {
+	case schema.GroupKind{Kind: "Service"}:
+		if typ, _, _ := unstructured.NestedString(obj.Object, "spec", "type"); typ != "LoadBalancer" {
+			return ""
+		}
+	case schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}:
+	default:
+		return ""
+	}
+	ingress, _, _ := unstructured.NestedSlice(obj.Object, "status", "loadBalancer", "ingress")
+	if len(ingress) > 0 {
+		return ""
+	}
+	return "waiting for its load balancer's address (status.loadBalancer.ingress)"
 }

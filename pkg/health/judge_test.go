@@ -96,8 +96,12 @@ func sideBySideCases() []sideBySide {
 		{name: "PVC Pending", obj: builtIn("v1", "PersistentVolumeClaim", m{}, m{"phase": "Pending"}), kind: builtInKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "PVC is not Bound. phase: Pending"},
 		{name: "PVC Bound", obj: builtIn("v1", "PersistentVolumeClaim", m{}, m{"phase": "Bound"}), kind: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "PVC is Bound"},
 		{name: "Service LoadBalancer, no clusterIP", obj: builtIn("v1", "Service", m{"type": "LoadBalancer"}, m{"loadBalancer": m{}}), kind: builtInKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus"},
-		{name: "Service LoadBalancer, clusterIP, no ingress", obj: builtIn("v1", "Service", m{"type": "LoadBalancer", "clusterIP": "10.0.0.7"}, m{"loadBalancer": m{}}), kind: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Service is ready"},
-		{name: "Ingress, no address", obj: builtIn("networking.k8s.io/v1", "Ingress", m{}, m{"loadBalancer": m{}}), kind: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Resource is current"},
+		// kstatus calls a LoadBalancer Service and an Ingress current
+		// before they have an address; nothing can reach them yet.
+		{name: "Service LoadBalancer, clusterIP, no ingress", obj: builtIn("v1", "Service", m{"type": "LoadBalancer", "clusterIP": "10.0.0.7"}, m{"loadBalancer": m{}}), kind: builtInKind, kstatus: "Current", state: check.Pending, rule: "kstatus", msg: "waiting for its load balancer's address", silent: true},
+		{name: "Service LoadBalancer with an address", obj: builtIn("v1", "Service", m{"type": "LoadBalancer", "clusterIP": "10.0.0.7"}, m{"loadBalancer": m{"ingress": []any{m{"ip": "192.0.2.1"}}}}), kind: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Service is ready"},
+		{name: "Ingress, no address", obj: builtIn("networking.k8s.io/v1", "Ingress", m{}, m{"loadBalancer": m{}}), kind: builtInKind, kstatus: "Current", state: check.Pending, rule: "kstatus", msg: "waiting for its load balancer's address", silent: true},
+		{name: "Ingress with an address", obj: builtIn("networking.k8s.io/v1", "Ingress", m{}, m{"loadBalancer": m{"ingress": []any{m{"hostname": "lb.example"}}}}), kind: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Resource is current"},
 		{name: "CronJob", obj: builtIn("batch/v1", "CronJob", m{}, nil), kind: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus"},
 	}
 }
