@@ -591,7 +591,7 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 	for _, ts := range t.list {
 		tg, tr := ts.target, rollouts[ts.target]
 		s := check.TargetSummary{APIVersion: tg.APIVersion, Kind: tg.Kind, Namespace: tg.Namespace, Name: tg.Name,
-			Pods: ts.pods, ShowNamespace: several && tg.Namespace != "", Context: w.label, Rule: tr.Rollout.Rule}
+			Pods: ts.pods, ShowNamespace: several && tg.Namespace != "", Context: w.label}
 		mine := unsatisfied[ts]
 		switch {
 		case gone && s.Pods == 0:
@@ -602,15 +602,16 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 			s.Verdict, s.Reason = check.TargetNotMet, fmt.Sprintf("%d %s left", s.Pods, plural(s.Pods, "pod", "pods"))
 		case v.State == check.Failed && v.Failure.Target == tg:
 			s.Verdict, s.Reason = check.TargetFailed, strings.TrimPrefix(v.Failure.Reason+": "+v.Failure.Message, ": ")
+			s.Rule = tr.Rollout.Rule
 		case v.State == check.Failed && slices.Contains(t.owners[v.Failure.Key], ts):
 			s.Verdict, s.Reason = check.TargetFailed, v.Failure.String()
 		case tr.Rollout.State != check.Met:
-			s.Verdict, s.Reason = check.TargetNotMet, tr.Rollout.Message
+			s.Verdict, s.Reason, s.Rule = check.TargetNotMet, tr.Rollout.Message, tr.Rollout.Rule
 		case len(mine) > 0:
 			s.Verdict = check.TargetNotMet
 			s.Reason = fmt.Sprintf("%d of its pods %s not satisfy %s: %s", len(mine), plural(len(mine), "does", "do"), v.Until, strings.Join(mine, ", "))
 		default:
-			s.Verdict, s.Reason = check.TargetMet, tr.Rollout.Message
+			s.Verdict, s.Reason, s.Rule = check.TargetMet, tr.Rollout.Message, tr.Rollout.Rule
 			if tg.Kind == check.TargetPod {
 				s.Reason = "satisfies " + v.Until
 			}

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,7 +85,7 @@ func kstatusOf(t *testing.T, ns, resource, name string) string {
 	t.Helper()
 	out := env.KubectlOut(t, "get", "-n", ns, resource, name, "-o", "json")
 	var u unstructured.Unstructured
-	if err := json.Unmarshal([]byte(out), &u.Object); err != nil {
+	if err := u.UnmarshalJSON([]byte(out)); err != nil {
 		t.Fatalf("decode %s/%s: %v", resource, name, err)
 	}
 	res, err := kstatus.Compute(&u)
@@ -130,7 +129,7 @@ func TestCustomResourcesAgreeWithKstatus(t *testing.T) {
 		{name: "certificate ready", kind: "Certificate",
 			status: `{"observedGeneration":1,"conditions":[{"type":"Ready","status":"True","reason":"Issued","message":"Certificate is up to date and has not expired"}]}`,
 			want:   0, wantKstatus: "Current",
-			wantStderr: []string{"certificate.podsync.example.com/x: Certificate is up to date and has not expired (kstatus) in"}},
+			wantStderr: []string{"certificate.podsync.example.com/x: Resource is Ready (kstatus) in"}},
 		{name: "database stalled", kind: "Database",
 			status: `{"observedGeneration":1,"conditions":[{"type":"Stalled","status":"True","reason":"NoQuota","message":"quota exceeded for volumes"}]}`,
 			want:   4, wantKstatus: "Failed",
@@ -156,7 +155,7 @@ func TestCustomResourcesAgreeWithKstatus(t *testing.T) {
 			ns := env.Namespace(t)
 			manifest := writeFile(t, "m.yaml", custom(c.kind, "x", "{replicas: 1}"))
 			env.Kubectl(t, "apply", "-n", ns, "-f", manifest)
-			args := []string{"podsync", "-n", ns, "-f", manifest, "--until", "ready", "--timeout", "12s"}
+			args := []string{"-n", ns, "-f", manifest, "--until", "ready", "--timeout", "12s"}
 			if c.rules != "" {
 				args = append(args, "--health-rules", writeFile(t, "rules.yaml", c.rules))
 			}
@@ -200,7 +199,7 @@ func TestCustomResourcePodsFailFast(t *testing.T) {
 	uid := strings.TrimSpace(env.KubectlOut(t, "get", "-n", ns, "rollout."+customGroup, "web", "-o", "jsonpath={.metadata.uid}"))
 	setStatus(t, ns, "Rollout", "web", `{"observedGeneration":"1","phase":"Progressing"}`)
 	rules := writeFile(t, "rules.yaml", rolloutRules)
-	s := env.Start(t, "podsync", "-n", ns, "rollout."+customGroup+"/web", "--until", "ready", "--timeout", "2m", "--health-rules", rules)
+	s := env.Start(t, "-n", ns, "rollout."+customGroup+"/web", "--until", "ready", "--timeout", "2m", "--health-rules", rules)
 	// The operator makes its ReplicaSet, whose pod crash-loops.
 	env.Apply(t, ns, fmt.Sprintf(`apiVersion: apps/v1
 kind: ReplicaSet
@@ -251,7 +250,7 @@ spec:
 	path := writeFile(t, "app.yaml", manifest)
 	env.Kubectl(t, "apply", "-n", ns, "-f", path)
 	rules := writeFile(t, "rules.yaml", rolloutRules)
-	s := env.Start(t, "podsync", "-n", ns, "-f", path, "--until", "ready", "--timeout", "3m", "--health-rules", rules, "-o", "json")
+	s := env.Start(t, "-n", ns, "-f", path, "--until", "ready", "--timeout", "3m", "--health-rules", rules, "-o", "json")
 	time.Sleep(2 * time.Second)
 	setStatus(t, ns, "Certificate", "tls", `{"conditions":[{"type":"Ready","status":"True","reason":"Issued","message":"issued"}]}`)
 	if s.Exited() {
