@@ -275,13 +275,3 @@ spec:
 		}
 	}
 }
-
-// TestUnservedKind: a kind the cluster does not serve is never met, and
-// says why.
-func TestUnservedKind(t *testing.T) {
-	ns := env.Namespace(t)
-	manifest := "apiVersion: nowhere.example.com/v1\nkind: Gadget\nmetadata: {name: g}\n"
-	r := withInput(t, manifest, "podsync", "-n", ns, "-f", "-", "--until", "ready", "--timeout", "5s")
-	wantVerdict(t, r, 3, "not met")
-	wantStderr(t, r, "gadget.nowhere.example.com/g: not met: the cluster does not serve nowhere.example.com/v1")
-}
