@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -147,6 +148,12 @@ func (t *targetRun) nameForeign(pod *metav1.ObjectMeta) {
 func (t *targetRun) revisionsOf(tg check.Target, obj runtime.Object) revisions {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	if tg.Generic() {
+		if u, ok := obj.(*unstructured.Unstructured); ok && unobserved(u) {
+			return revisions{settling: true}
+		}
+		return revisions{oldSets: t.olderSetsLocked(tg)}
+	}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
 		old := map[string]bool{}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,8 +121,36 @@ func (t *targetRun) ownsPods(tg check.Target) bool {
 
 // link is what the owner index keeps of an object that makes pods.
 type link struct {
-	uid        string
-	controller *metav1.OwnerReference
+	kind, namespace, name string
+	uid                   string
+	controller            *metav1.OwnerReference
+	// revision orders the ReplicaSets of one owner: its revision
+	// annotation (controllers raise it on a rollback too), then its
+	// creation time.
+	revision int64
+	created  time.Time
+}
+
+// newer says whether l is a later revision than o.
+func (l link) newer(o link) bool {
+	if l.revision != o.revision {
+		return l.revision > o.revision
+	}
+	return l.created.After(o.created)
+}
+
+// revisionOf reads the revision annotation that controllers of
+// ReplicaSets write (deployment.kubernetes.io/revision, and the same
+// under their own prefix); 0 without one.
+func revisionOf(m metav1.Object) int64 {
+	for k, v := range m.GetAnnotations() {
+		if strings.HasSuffix(k, "/revision") {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 func linkKey(group, kind, ns, name string) string {
@@ -172,15 +202,20 @@ func (t *targetRun) linkHandler(kind string) cache.ResourceEventHandler {
 			return
 		}
 		key := linkKey(group, kind, m.GetNamespace(), m.GetName())
+		l := link{kind: kind, namespace: m.GetNamespace(), name: m.GetName(), uid: string(m.GetUID()),
+			controller: metav1.GetControllerOfNoCopy(m), revision: revisionOf(m), created: m.GetCreationTimestamp().Time}
 		t.mu.Lock()
-		_, known := t.links[key]
-		t.links[key] = link{uid: string(m.GetUID()), controller: metav1.GetControllerOfNoCopy(m)}
+		old, known := t.links[key]
+		t.links[key] = l
 		t.mu.Unlock()
 		if !known && t.ctrl != nil {
 			select {
 			case <-t.ctrl.Recheck(m.GetNamespace()):
 			case <-t.ctx.Done():
 			}
+		}
+		if !known || old.revision != l.revision {
+			t.resendRoots(l)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
@@ -191,9 +226,14 @@ func (t *targetRun) linkHandler(kind string) cache.ResourceEventHandler {
 				obj = d.Obj
 			}
 			if m, ok := obj.(metav1.Object); ok {
+				key := linkKey(group, kind, m.GetNamespace(), m.GetName())
 				t.mu.Lock()
-				delete(t.links, linkKey(group, kind, m.GetNamespace(), m.GetName()))
+				l, known := t.links[key]
+				delete(t.links, key)
 				t.mu.Unlock()
+				if known {
+					t.resendRoots(l)
+				}
 			}
 		},
 	}
@@ -203,4 +243,94 @@ func (t *targetRun) linkHandler(kind string) cache.ResourceEventHandler {
 func workloadGroup(kind string) string {
 	gvr, _ := target.Resource(kind)
 	return gvr.Group
+}
+
+// leadsToLocked reports whether the chain of controllers above l leads to
+// tg. t.mu is held for reading.
+func (t *targetRun) leadsToLocked(l link, tg check.Target) bool {
+	ref := l.controller
+	for depth := 0; ref != nil && depth < maxOwnerDepth; depth++ {
+		if refersTo(ref, tg, t.uids[tg]) {
+			return true
+		}
+		up, ok := t.links[linkKey(groupOf(ref.APIVersion), ref.Kind, l.namespace, ref.Name)]
+		if !ok || up.uid != string(ref.UID) {
+			return false
+		}
+		ref = up.controller
+	}
+	return false
+}
+
+// olderSetsLocked names the ReplicaSets under a custom resource target
+// that a newer ReplicaSet of the same owner replaces: their pods are a
+// revision being replaced, as a Deployment's older ReplicaSets' are. t.mu
+// is held for reading.
+func (t *targetRun) olderSetsLocked(tg check.Target) map[string]bool {
+	newest := map[string]link{} // owner UID -> its newest ReplicaSet
+	var sets []link
+	for _, l := range t.links {
+		if l.kind != check.TargetReplicaSet || l.namespace != tg.Namespace || l.controller == nil || !t.leadsToLocked(l, tg) {
+			continue
+		}
+		sets = append(sets, l)
+		owner := string(l.controller.UID)
+		if n, ok := newest[owner]; !ok || l.newer(n) {
+			newest[owner] = l
+		}
+	}
+	old := map[string]bool{}
+	for _, l := range sets {
+		if newest[string(l.controller.UID)].name != l.name {
+			old[l.name] = true
+		}
+	}
+	return old
+}
+
+// resendRoots hands the stream again the custom resource targets above l,
+// so that their revisions are worked out anew.
+func (t *targetRun) resendRoots(l link) {
+	if l.kind != check.TargetReplicaSet {
+		return
+	}
+	for _, ts := range t.list {
+		tg := ts.target
+		if !tg.Generic() || tg.Namespace != l.namespace {
+			continue
+		}
+		t.mu.RLock()
+		obj, above := t.objects[tg], t.leadsToLocked(l, tg)
+		t.mu.RUnlock()
+		if above && obj != nil {
+			t.send(workloadEvent{cluster: t.cluster, target: tg, obj: obj})
+		}
+	}
+}
+
+// unobserved says whether a custom resource's controller has not acted on
+// its newest spec yet: its status.observedGeneration (a number, or a
+// number in a string as Argo Rollouts writes it) is below its generation.
+// Until it has, every pod under it may be on its way out.
+func unobserved(u *unstructured.Unstructured) bool {
+	v, found, err := unstructured.NestedFieldNoCopy(u.Object, "status", "observedGeneration")
+	if !found || err != nil {
+		return false
+	}
+	var observed int64
+	switch o := v.(type) {
+	case int64:
+		observed = o
+	case float64:
+		observed = int64(o)
+	case string:
+		n, err := strconv.ParseInt(o, 10, 64)
+		if err != nil {
+			return false
+		}
+		observed = n
+	default:
+		return false
+	}
+	return observed < u.GetGeneration()
 }

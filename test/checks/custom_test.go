@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
 // Custom resources are judged by kstatus's conventions or by health rules
@@ -274,4 +277,56 @@ spec:
 			t.Errorf("target %s: %q, want %q…", k, got[k], w)
 		}
 	}
+}
+
+// replicaSetOf is a ReplicaSet of the Rollout web at a revision, as its
+// operator makes it; annotations go on the pod template.
+func replicaSetOf(uid, name string, revision, replicas int, image string, annotations map[string]string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: %[1]s
+  annotations: {rollout.argoproj.io/revision: "%[2]d"}
+  ownerReferences:
+  - {apiVersion: %[3]s/v1, kind: Rollout, name: web, uid: %[4]s, controller: true}
+spec:
+  replicas: %[5]d
+  selector: {matchLabels: {app: web, rev: "%[2]d"}}
+  template:
+    metadata:
+      labels: {app: web, rev: "%[2]d"}
+%[6]s    spec:
+      containers: [{name: app, image: %[7]s}]
+`, name, revision, customGroup, uid, replicas, annotationsYAML("      ", annotations), image)
+}
+
+// TestCustomResourceFixForward: a fix rolled out by an operator over
+// crash-looping pods of its older ReplicaSet is judged as the operator
+// judges it: the old pods never fail the gate; the Rollout's own status
+// decides.
+func TestCustomResourceFixForward(t *testing.T) {
+	withCRDs(t)
+	ns := env.Namespace(t)
+	env.Apply(t, ns, custom("Rollout", "web", "{image: registry.example/crash:1}"))
+	uid := strings.TrimSpace(env.KubectlOut(t, "get", "-n", ns, "rollout."+customGroup, "web", "-o", "jsonpath={.metadata.uid}"))
+	setStatus(t, ns, "Rollout", "web", `{"observedGeneration":"1","phase":"Progressing"}`)
+	env.Apply(t, ns, replicaSetOf(uid, "web-1", 1, 1, "registry.example/crash:1", state("crashloop")))
+	waitPods(t, ns, "rev=1", 1, "crash-looping", func(p *corev1.Pod) bool { return restarts(p) > 0 })
+	// The fix: the spec changes (generation 2) before podsync starts,
+	// and the operator has not acted on it yet.
+	env.Apply(t, ns, custom("Rollout", "web", "{image: registry.example/web:2}"))
+	rules := writeFile(t, "rules.yaml", rolloutRules)
+	s := env.Start(t, "-n", ns, "rollout."+customGroup+"/web", "--until", "ready", "--timeout", "2m", "--health-rules", rules, "--max-restarts", "1")
+	time.Sleep(2 * time.Second)
+	env.Apply(t, ns, replicaSetOf(uid, "web-2", 2, 1, "registry.example/web:2", nil))
+	setStatus(t, ns, "Rollout", "web", `{"observedGeneration":"2","phase":"Progressing"}`)
+	waitPods(t, ns, "rev=2", 1, "ready", harness.IsReady)
+	if s.Exited() {
+		t.Fatalf("the gate ended while the fix rolled out\n%s", s.Dump())
+	}
+	env.Apply(t, ns, replicaSetOf(uid, "web-1", 1, 0, "registry.example/crash:1", state("crashloop")))
+	setStatus(t, ns, "Rollout", "web", `{"observedGeneration":"2","phase":"Healthy"}`)
+	r := s.Wait(2 * time.Minute)
+	t.Logf("%s", r)
+	wantVerdict(t, r, 0, "met")
 }
