@@ -88,18 +88,6 @@ func kindOfGroupKind(gk schema.GroupKind) (string, bool) {
 	return "", false
 }
 
-func supported() string {
-	var parts []string
-	for _, k := range kinds {
-		if len(k.names) > 2 {
-			parts = append(parts, fmt.Sprintf("%s (%s)", k.names[0], k.names[2]))
-		} else {
-			parts = append(parts, k.names[0])
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
 // Input is what the command line says about targets.
 type Input struct {
 	// Args are the positional arguments: POD_NAME or TYPE/NAME.
