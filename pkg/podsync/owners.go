@@ -234,27 +234,36 @@ func (t *targetRun) rejudge(ts *targetState, eval *check.Evaluator) {
 // revisionHandler keeps the ReplicaSets or ControllerRevisions of the
 // targets' namespaces, and has the target that controls one judged again.
 func (t *targetRun) revisionHandler(kind string) cache.ResourceEventHandler {
-	put := func(obj interface{}) {
-		m, ok := obj.(metav1.Object)
-		if !ok {
-			return
-		}
-		t.learnRevision(kind, m.GetNamespace()+"/"+m.GetName(), obj)
+	return objectHandler(func(m metav1.Object) {
+		t.learnRevision(kind, m.GetNamespace()+"/"+m.GetName(), m)
 		t.resend(kind, m)
-	}
+	}, func(m metav1.Object) {
+		t.learnRevision(kind, m.GetNamespace()+"/"+m.GetName(), nil)
+		t.resend(kind, m)
+	})
+}
+
+// objectHandler calls put with each object added or updated, and gone
+// with each deleted, a tombstone's last state included.
+func objectHandler(put, gone func(metav1.Object)) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    put,
-		UpdateFunc: func(_, obj interface{}) { put(obj) },
+		AddFunc: func(obj interface{}) {
+			if m, ok := obj.(metav1.Object); ok {
+				put(m)
+			}
+		},
+		UpdateFunc: func(_, obj interface{}) {
+			if m, ok := obj.(metav1.Object); ok {
+				put(m)
+			}
+		},
 		DeleteFunc: func(obj interface{}) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			m, ok := obj.(metav1.Object)
-			if !ok {
-				return
+			if m, ok := obj.(metav1.Object); ok {
+				gone(m)
 			}
-			t.learnRevision(kind, m.GetNamespace()+"/"+m.GetName(), nil)
-			t.resend(kind, m)
 		},
 	}
 }

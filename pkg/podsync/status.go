@@ -196,11 +196,7 @@ func (t *targetRun) customNamespaces() []string {
 // seen before the objects above it was not known to be a target's.
 func (t *targetRun) linkHandler(kind string) cache.ResourceEventHandler {
 	group := workloadGroup(kind)
-	put := func(obj interface{}) {
-		m, ok := obj.(metav1.Object)
-		if !ok {
-			return
-		}
+	return objectHandler(func(m metav1.Object) {
 		key := linkKey(group, kind, m.GetNamespace(), m.GetName())
 		l := link{kind: kind, namespace: m.GetNamespace(), name: m.GetName(), uid: string(m.GetUID()),
 			controller: metav1.GetControllerOfNoCopy(m), revision: revisionOf(m), created: m.GetCreationTimestamp().Time}
@@ -217,26 +213,16 @@ func (t *targetRun) linkHandler(kind string) cache.ResourceEventHandler {
 		if !known || old.revision != l.revision {
 			t.resendRoots(l)
 		}
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    put,
-		UpdateFunc: func(_, obj interface{}) { put(obj) },
-		DeleteFunc: func(obj interface{}) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if m, ok := obj.(metav1.Object); ok {
-				key := linkKey(group, kind, m.GetNamespace(), m.GetName())
-				t.mu.Lock()
-				l, known := t.links[key]
-				delete(t.links, key)
-				t.mu.Unlock()
-				if known {
-					t.resendRoots(l)
-				}
-			}
-		},
-	}
+	}, func(m metav1.Object) {
+		key := linkKey(group, kind, m.GetNamespace(), m.GetName())
+		t.mu.Lock()
+		l, known := t.links[key]
+		delete(t.links, key)
+		t.mu.Unlock()
+		if known {
+			t.resendRoots(l)
+		}
+	})
 }
 
 // workloadGroup is the API group of a workload kind.
