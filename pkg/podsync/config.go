@@ -112,6 +112,8 @@ type Clients struct {
 	// Table lists pods as server-side tables; TableWatch watches them and,
 	// like KubeWatch, has no client timeout.
 	Table, TableWatch rest.Interface
+	// Server is the API server's URL, named when it does not answer.
+	Server string
 }
 
 // Cluster is one cluster a run watches.
@@ -152,7 +154,7 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 	tableCfg.APIPath = "/api"
 	tableCfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 
-	var c Clients
+	c := Clients{Server: cfg.Host}
 	var err error
 	if c.Kube, err = kubernetes.NewForConfig(kubeCfg); err != nil {
 		return nil, fmt.Errorf("pod client: %w", err)
