@@ -87,8 +87,10 @@ type scenario struct {
 	// kubectlMeansFailed: kubectl's success is the workload's failure
 	// (kubectl wait --for=condition=Failed).
 	kubectlMeansFailed bool
-	// stderr holds what podsync's stderr must say.
-	stderr []string
+	// stderr holds what podsync's stderr must say; with onlyStderr, its
+	// one line is all podsync says.
+	stderr     []string
+	onlyStderr bool
 }
 
 // timeout is the --timeout of both tools.
@@ -167,6 +169,9 @@ func judge(t *testing.T, sc scenario, p, k result) {
 		if !strings.Contains(p.Stderr, s) {
 			t.Errorf("podsync's stderr has no %q\n%s", s, p.Result)
 		}
+	}
+	if sc.onlyStderr && strings.Count(p.Stderr, "\n") != 1 {
+		t.Errorf("podsync's stderr holds more than its one line\n%s", p.Result)
 	}
 	timedOut := k.Code != 0 && strings.Contains(k.Stderr, "timed out waiting")
 	switch sc.says {

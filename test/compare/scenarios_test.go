@@ -244,7 +244,7 @@ func manifests() []scenario {
 			name: "-f - holding " + name, stdin: input,
 			podsync: []string{"-f", "-", "--until", "ready"},
 			kubectl: []string{"rollout", "status", "-f", "-"},
-			want:    2, stderr: []string{"error: nothing to judge: -f - held " + says},
+			want:    2, stderr: []string{"error: nothing to judge: -f - held " + says}, onlyStderr: true,
 			says: refuses, refusal: refusal,
 		}
 	}
