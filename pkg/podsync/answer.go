@@ -8,17 +8,19 @@ import (
 	"time"
 )
 
-// defaultAnswerLimit bounds the wait for a cluster's first answer when
-// --request-timeout is unset.
-const defaultAnswerLimit = 30 * time.Second
+// DefaultAnswerLimit bounds the wait for a cluster's first answer (its
+// discovery, its first list) when --request-timeout is unset: a credential
+// plugin that never answers makes the cluster unusable rather than the
+// run hang.
+const DefaultAnswerLimit = 30 * time.Second
 
 // answerLimit is how long a cluster may take to answer its first request:
-// --request-timeout, or defaultAnswerLimit.
+// --request-timeout, or DefaultAnswerLimit.
 func answerLimit(cfg Config) time.Duration {
 	if cfg.RequestTimeout > 0 {
 		return cfg.RequestTimeout
 	}
-	return defaultAnswerLimit
+	return DefaultAnswerLimit
 }
 
 // firstAnswer is whether a cluster has answered any request yet. A

@@ -29,7 +29,7 @@ func TestFirstAnswer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	newFirstAnswer().await(ctx, time.Hour, "", true, func(err error) { t.Errorf("given up after the run ended: %v", err) })
-	if got := answerLimit(Config{}); got != defaultAnswerLimit {
+	if got := answerLimit(Config{}); got != DefaultAnswerLimit {
 		t.Errorf("answer limit without --request-timeout: %s", got)
 	}
 	if got := answerLimit(Config{RequestTimeout: 2 * time.Second}); got != 2*time.Second {
