@@ -43,11 +43,23 @@ const (
 	// StateError: runs ~1 s, then the pod is Failed with its containers
 	// terminated with exit code 1 (Error). Meant for restartPolicy Never.
 	StateError = "error"
+	// StateWaiting: Running, with its containers waiting for ever after
+	// one failed start (RESTARTS 1); the waiting reason (the STATUS shown)
+	// and message are the pod's annotations ReasonAnnotation (default
+	// Waiting) and MessageAnnotation, and the message is also the ended
+	// instance's termination message. Tests plant any text there.
+	StateWaiting = "waiting"
+)
+
+// Annotations that StateWaiting reads.
+const (
+	ReasonAnnotation  = "podsync.test/reason"
+	MessageAnnotation = "podsync.test/message"
 )
 
 // States lists every value StateAnnotation understands.
 func States() []string {
-	return []string{StateCrashLoop, StateImagePullBackOff, StateInitRunning, StateNeverReady, StateError}
+	return []string{StateCrashLoop, StateImagePullBackOff, StateInitRunning, StateNeverReady, StateError, StateWaiting}
 }
 
 // kwok's own shipped stages, read from its module at run time. The node

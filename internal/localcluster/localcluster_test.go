@@ -151,6 +151,7 @@ func stateCases() []stateCase {
 		{state: StateInitRunning, status: "Init:0/1", ready: "0/1", initContainer: true},
 		{state: StateNeverReady, status: "Running", ready: "0/1"},
 		{state: StateError, status: "Error", ready: "0/1", restartPolicy: "Never"},
+		{state: StateWaiting, status: "Waiting", ready: "0/1"},
 	}
 }
 

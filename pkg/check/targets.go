@@ -199,14 +199,19 @@ type TargetRollout struct {
 // met or failed; Reason says what the target's rule reached, what it
 // waits on, or why it failed; Pods counts its pods at the end.
 type TargetSummary struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	// APIVersion is the target's, for a kind judged by its status.
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
 	// Context is the kubeconfig context, in a run over several.
 	Context string `json:"context,omitempty"`
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
-	Pods    int    `json:"pods"`
+	// Rule names what decided a kind judged by its status: kstatus, a
+	// health rule, or its existence.
+	Rule string `json:"rule,omitempty"`
+	Pods int    `json:"pods"`
 	// MetAfterSeconds is when the target was last met, since the start.
 	MetAfterSeconds float64 `json:"metAfterSeconds,omitempty"`
 	// ShowNamespace names the namespace in the text line (targets in
@@ -229,14 +234,21 @@ func writeTargets(b *strings.Builder, targets []TargetSummary) {
 		if i == 0 {
 			label = "Targets:  "
 		}
-		name := strings.ToLower(t.Kind) + "/" + t.Name
+		name := KindName(t.APIVersion, t.Kind) + "/" + t.Name
 		if t.ShowNamespace {
 			name += " -n " + t.Namespace
 		}
 		if t.Context != "" {
 			name += " --context " + t.Context
 		}
-		reason := SafeLine(t.Reason, maxTextLen)
+		// A target's name comes from the command line or a manifest,
+		// which need not be the user's own: it is escaped like cluster text.
+		name = Escape(name)
+		reason := t.Reason
+		if t.Rule != "" {
+			reason += " (" + t.Rule + ")"
+		}
+		reason = SafeLine(reason, maxTextLen)
 		switch t.Verdict {
 		case TargetMet:
 			fmt.Fprintf(b, "%s%s: %s in %s\n", label, name, reason,

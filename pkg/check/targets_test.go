@@ -182,6 +182,17 @@ func TestSummaryTargets(t *testing.T) {
 	if len(got.Targets) != 2 || !reflect.DeepEqual(got.Targets[1], want) {
 		t.Errorf("JSON targets = %v", got.Targets)
 	}
+	// A name from a manifest is shown escaped, as cluster text is.
+	text.Reset()
+	hostile := Summary{Verdict: "not met", ExitCode: 3, EventKinds: []string{"SYNC"}, Targets: []TargetSummary{
+		{Kind: "Deployment", Namespace: "shop", Name: "w\a\b\u009b\u202ex", Verdict: TargetNotMet, Reason: "does not exist (yet)"},
+	}}
+	if err := hostile.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Targets:  deployment/w^G^H\\u009b\\u202ex: not met: does not exist (yet)\n"; !strings.Contains(text.String(), want) {
+		t.Errorf("text summary has no %q:\n%s", want, text.String())
+	}
 	var none bytes.Buffer
 	_ = Summary{Verdict: "met"}.WriteJSON(&none)
 	if strings.Contains(none.String(), "targets") {

@@ -20,18 +20,38 @@ const (
 	TargetPod         = "Pod"
 )
 
-// Target is a workload a check is about: a TYPE/NAME argument or a
-// pod-owning object of a manifest (-f).
+// Target is an object a check is about: a TYPE/NAME argument or an object
+// of a manifest (-f).
 type Target struct {
+	// APIVersion is the group and version the object is read at, for the
+	// kinds judged by their status (custom resources, Services, ...);
+	// empty for the workload kinds and Pod, read at their own.
+	APIVersion string
 	// Kind is the API kind: Deployment, StatefulSet, DaemonSet, Job,
-	// ReplicaSet or Pod.
-	Kind      string
+	// ReplicaSet, Pod, or any other kind the cluster serves.
+	Kind string
+	// Namespace is empty for a cluster-scoped object.
 	Namespace string
 	Name      string
 }
 
-// String is the target as kubectl names it: deployment/web.
-func (t Target) String() string { return strings.ToLower(t.Kind) + "/" + t.Name }
+// String is the target as kubectl names it: deployment/web, or with its
+// group for a custom resource: rollout.argoproj.io/web.
+func (t Target) String() string { return KindName(t.APIVersion, t.Kind) + "/" + t.Name }
+
+// Generic says the target is judged by its status (see APIVersion).
+func (t Target) Generic() bool { return t.APIVersion != "" }
+
+// KindName is a kind as kubectl prints it before a name: "deployment", or
+// "rollout.argoproj.io" for a kind of a group that Kubernetes does not
+// serve itself.
+func KindName(apiVersion, kind string) string {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok || !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io") {
+		return strings.ToLower(kind)
+	}
+	return strings.ToLower(kind) + "." + group
+}
 
 // Rollout is what a workload's own object says about a check: its kind's
 // rollout rule, judged the way `kubectl rollout status` and `kubectl wait
@@ -49,6 +69,13 @@ type Rollout struct {
 	// Note is said once on stderr while it holds: a StatefulSet updated
 	// OnDelete, a Deployment paused mid-rollout, a Job retrying failed pods.
 	Note string
+	// Rule says in a few words what decided the state, for objects that
+	// are not built-in workloads (pkg/health): "kstatus" (the conventions
+	// of sigs.k8s.io/cli-utils' kstatus), "health rule rules.yaml#2
+	// (Rollout.argoproj.io)" (the second entry of a --health-rules file)
+	// or "exists" (the object's existence alone). It is empty for a
+	// built-in workload, which its kind's rollout rule above judges.
+	Rule string
 }
 
 // RolloutOf judges obj, a Deployment, StatefulSet, DaemonSet, Job or

@@ -22,6 +22,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/target"
@@ -84,6 +85,7 @@ type Options struct {
 	events        bool
 	logLines      int
 	progress      time.Duration
+	healthRules   []string
 	// getenv reads the environment (GitHub Actions); tests replace it.
 	getenv func(string) string
 
@@ -162,6 +164,7 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.Var(&o.minPods, "min-pods", "With --until: how many pods must match; when not given, 1 (0 for gone).")
 	f.StringVar(&o.failOn, "fail-on", "", "Exit 4 at once when a matching pod shows one of these reasons (default with --until: "+check.FormatReasons(check.DefaultFailOn())+"; none turns it off).")
 	f.Var(&o.maxRestarts, "max-restarts", "With --until: exit 4 when a container restarts more than this many times while the check runs; when not given, restarts are not counted.")
+	f.StringArrayVar(&o.healthRules, "health-rules", nil, "Judge the kinds these files name by their CEL rules (a list of apiVersion, kind, current, inProgress, failed, as Flux's healthCheckExprs); repeatable. Without a rule, a target of a kind that is not a workload is judged by kstatus's conventions.")
 	f.BoolVar(&o.skipUnavail, "skip-unavailable", false, "With several contexts: go on without a context that cannot be used at start (said once on stderr; a check counts it as failed, never as met) instead of exiting 1.")
 	f.Lookup("context").Usage = "The kubeconfig context to use; a comma-separated list or shell patterns (--context 'prod-*') watch several at once, with a CONTEXT column."
 	o.addDiagnosisFlags(c)
@@ -265,6 +268,10 @@ func (o *Options) Validate() error {
 		// The writer prints one row at a time: the run sorts the list.
 		*o.printFlags.HumanReadableFlags.SortBy = ""
 	}
+	rules, err := health.Load(o.healthRules)
+	if err != nil {
+		return usageError("%s", oneLine(err))
+	}
 	gh, err := o.gitHubActions()
 	if err != nil {
 		return err
@@ -291,7 +298,7 @@ func (o *Options) Validate() error {
 		RequestTimeout:    o.restConfig.Timeout,
 		SkipUnavailable:   o.skipUnavail,
 		Diagnose:          o.diagnose, Events: o.events, LogLines: o.logLines,
-		ProgressInterval: o.progress, GitHub: gh,
+		ProgressInterval: o.progress, GitHub: gh, HealthRules: rules,
 	}
 	return nil
 }
@@ -365,7 +372,8 @@ func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	c.SetErr(streams.ErrOut)
 	err := c.ExecuteContext(ctx)
 	if err != nil && !errors.Is(err, errSilent) {
-		fmt.Fprintf(streams.ErrOut, "error: %s\n", oneLine(err))
+		// An error may quote the cluster's or a manifest's text.
+		fmt.Fprintf(streams.ErrOut, "error: %s\n", check.Escape(oneLine(err)))
 	}
 	return ExitCode(err)
 }

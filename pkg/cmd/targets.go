@@ -47,10 +47,10 @@ func (o *Options) parseTargets() error {
 	if plan.Empty() && len(o.filenames) == 0 {
 		return nil // plain pod names, or none
 	}
-	if o.until != "" && !plan.Judges() {
+	if o.until != "" && plan.Empty() {
 		// A failed generator piped in (kustomize build ... | podsync -f -)
 		// must not pass a gate.
-		return usageError("nothing to judge: %s", plan.Read(o.filenames))
+		return usageError("nothing to judge: -f %s held no object", strings.Join(o.filenames, ", -f "))
 	}
 	switch {
 	case o.allNamespaces:
@@ -63,18 +63,11 @@ func (o *Options) parseTargets() error {
 }
 
 // resolveTargets maps the TYPE/NAME arguments with the cluster's discovery
-// and says which objects of the manifests are not judged. It reports
+// (kubectl's builder). It reports
 // false when no target is left, so there is nothing to watch.
 func (o *Options) resolveTargets() (bool, error) {
 	if o.plan == nil {
 		return true, nil
-	}
-	if len(o.plan.Skipped) > 0 {
-		names := make([]string, 0, len(o.plan.Skipped))
-		for _, s := range o.plan.Skipped {
-			names = append(names, s.String())
-		}
-		fmt.Fprintf(o.ErrOut, "podsync: not judged (podsync does not judge their kinds): %s\n", strings.Join(names, ", "))
 	}
 	// Kinds are mapped with the discovery of the first context that
 	// answers: one that does not is unusable (exit 1, or skipped).
@@ -83,7 +76,7 @@ func (o *Options) resolveTargets() (bool, error) {
 		return false, err
 	}
 	if len(targets) == 0 {
-		fmt.Fprintln(o.ErrOut, "podsync: no workload in the manifests: nothing to watch")
+		fmt.Fprintln(o.ErrOut, "podsync: no object in the manifests: nothing to watch")
 		return false, nil
 	}
 	o.config.Targets = targets

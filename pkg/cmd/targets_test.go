@@ -25,7 +25,6 @@ func TestBadTargetsAreUsageErrorsBeforeAnyRequest(t *testing.T) {
 		args []string
 		want string
 	}{
-		"unsupported type":       {[]string{"svc/web"}, `unsupported type "svc"`},
 		"two slashes":            {[]string{"deploy/web/x"}, "want POD_NAME or TYPE/NAME"},
 		"missing file":           {[]string{"-f", filepath.Join(dir, "nope.yaml")}, "no such file"},
 		"bad manifest":           {[]string{"-f", bad}, "error"},
@@ -50,25 +49,34 @@ func TestBadTargetsAreUsageErrorsBeforeAnyRequest(t *testing.T) {
 	}
 }
 
-// A manifest without anything podsync judges is never a success: with
-// --until it is a usage error naming what was read, before any request;
-// a plain stream names the objects and ends at once with 0.
-func TestManifestWithoutWorkloads(t *testing.T) {
+// An empty manifest is never a success: with --until it is a usage error
+// naming what was read, before any request.
+func TestEmptyManifest(t *testing.T) {
 	kubeconfig, requests := countingServer(t)
 	manifest := filepath.Join(t.TempDir(), "m.yaml")
-	body := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\n"
-	if err := os.WriteFile(manifest, []byte(body), 0o644); err != nil {
+	if err := os.WriteFile(manifest, []byte("# kustomize build failed\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := run(t, kubeconfig, "-f", manifest, "--until", "healthy")
-	want := "error: nothing to judge: -f " + manifest + " held 2 objects of kinds podsync does not judge: configmap/settings, service/web\n"
+	want := "error: nothing to judge: -f " + manifest + " held no object\n"
 	if code != 2 || stdout != "" || stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, stderr, want)
 	}
-	code, stdout, stderr = run(t, kubeconfig, "-f", manifest)
-	want = "podsync: not judged (podsync does not judge their kinds): configmap/settings, service/web\npodsync: no workload in the manifests: nothing to watch\n"
-	if code != 0 || stdout != "" || stderr != want {
-		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and %q", code, stdout, stderr, want)
+	if n := requests.Load(); n != 0 {
+		t.Errorf("%d requests, want 0", n)
+	}
+}
+
+// A bad --health-rules file is the user's error, before any request.
+func TestBadHealthRules(t *testing.T) {
+	kubeconfig, requests := countingServer(t)
+	rules := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(rules, []byte("- apiVersion: example.com/v1\n  kind: Widget\n  current: status.phase ==\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, kubeconfig, "deploy/web", "--until", "ready", "--health-rules", rules)
+	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "error: ") || !strings.Contains(stderr, rules) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one error line naming %s", code, stdout, stderr, rules)
 	}
 	if n := requests.Load(); n != 0 {
 		t.Errorf("%d requests, want 0", n)

@@ -11,11 +11,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
@@ -79,6 +81,8 @@ type Config struct {
 	ProgressInterval time.Duration
 	// GitHub is set when the run is a GitHub Actions step.
 	GitHub *GitHubActions
+	// HealthRules judge the kinds they name (--health-rules); nil: none.
+	HealthRules *health.Rules
 }
 
 // GitHubActions is what a run does for GitHub Actions: text from the
@@ -112,6 +116,9 @@ type Clients struct {
 	// Table lists pods as server-side tables; TableWatch watches them and,
 	// like KubeWatch, has no client timeout.
 	Table, TableWatch rest.Interface
+	// Dynamic lists, and DynamicWatch watches, the targets of kinds judged
+	// by their status (custom resources among them).
+	Dynamic, DynamicWatch dynamic.Interface
 	// Server is the API server's URL, named when it does not answer.
 	Server string
 }
@@ -168,6 +175,14 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 	}
 	if c.TableWatch, err = rest.RESTClientFor(tableCfg); err != nil {
 		return nil, fmt.Errorf("table watch client: %w", err)
+	}
+	if c.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	watchCfg := rest.CopyConfig(cfg)
+	watchCfg.Timeout = 0
+	if c.DynamicWatch, err = dynamic.NewForConfig(watchCfg); err != nil {
+		return nil, fmt.Errorf("dynamic watch client: %w", err)
 	}
 	return &c, nil
 }

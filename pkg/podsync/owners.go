@@ -16,7 +16,6 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/target"
 )
 
 // A target's pods are the pods it controls, as its controller counts them:
@@ -84,7 +83,10 @@ func (t *targetRun) owns(tg check.Target, pod *metav1.ObjectMeta) bool {
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if tg.Kind != check.TargetDeployment {
+	switch {
+	case tg.Generic():
+		return t.ownsPods(tg) && t.ownsThroughChainLocked(tg, pod)
+	case tg.Kind != check.TargetDeployment:
 		return refersTo(ref, tg, t.uids[tg])
 	}
 	if ref.Kind != check.TargetReplicaSet || groupOf(ref.APIVersion) != appsv1.GroupName {
@@ -104,8 +106,11 @@ func (t *targetRun) owns(tg check.Target, pod *metav1.ObjectMeta) bool {
 // refersTo reports whether an owner reference names tg; uid is tg's once
 // its object has been seen, "" before.
 func refersTo(ref *metav1.OwnerReference, tg check.Target, uid types.UID) bool {
-	gvr, _ := target.Resource(tg.Kind)
-	return ref.Kind == tg.Kind && ref.Name == tg.Name && groupOf(ref.APIVersion) == gvr.Group &&
+	group := groupOf(tg.APIVersion)
+	if !tg.Generic() {
+		group = workloadGroup(tg.Kind)
+	}
+	return ref.Kind == tg.Kind && ref.Name == tg.Name && groupOf(ref.APIVersion) == group &&
 		(uid == "" || ref.UID == uid)
 }
 

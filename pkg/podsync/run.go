@@ -188,7 +188,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 			return nil, err
 		}
 		w.targets = t
-		t.prefix = w.prefix()
+		t.prefix, t.home = w.prefix(), podNamespace(cfg, c)
 		t.prepare(w.eval)
 	}
 	w.namespace = eventNamespace(cfg, c, w.targets)
@@ -369,7 +369,7 @@ func eventNamespace(cfg Config, c Cluster, t *targetRun) string {
 	if t == nil {
 		return podNamespace(cfg, c)
 	}
-	if nss := t.namespaces(); len(nss) == 1 {
+	if nss := t.podNamespaces(); len(nss) == 1 {
 		return nss[0]
 	}
 	return ""

@@ -27,6 +27,7 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
@@ -79,6 +80,16 @@ type targetRun struct {
 	replicaSets map[string]*appsv1.ReplicaSet
 	histories   map[string]*appsv1.ControllerRevision
 	foreign     map[string]bool
+	// links is the owner index of the custom resource targets'
+	// namespaces (see status.go).
+	links map[string]link
+
+	// kinds maps the targets judged by their status; rules judge them.
+	kinds map[check.Target]statusKind
+	rules *health.Rules
+	// home is the cluster's namespace, watched for pods when no target
+	// is namespaced.
+	home string
 }
 
 // targetState is what the stream keeps of one target.
@@ -159,16 +170,16 @@ var workloadAPIs = map[string]workloadAPI{
 		}),
 }
 
-// newTargetRun builds the informers of cluster i's workload targets; a Pod
-// target needs none, its pod is its object. The informers start with
-// start.
+// newTargetRun builds the informers of cluster i's targets; a Pod target
+// needs none, its pod is its object. The informers start with start.
 func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, targets []check.Target, i int, c *Clients, s *stream) (*targetRun, error) {
 	t := &targetRun{cluster: i, byKey: map[check.Target]*targetState{}, events: s.workloads,
 		selectors: map[check.Target]labels.Selector{}, owners: map[string][]*targetState{}, started: time.Now(),
 		stderr: s.stderr, uids: map[check.Target]types.UID{}, objects: map[check.Target]runtime.Object{},
-		replicaSets: map[string]*appsv1.ReplicaSet{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{}}
-	groups := map[[2]string][]string{} // kind and namespace -> names
-	var order [][2]string
+		replicaSets: map[string]*appsv1.ReplicaSet{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{},
+		links: map[string]link{}, kinds: map[check.Target]statusKind{}, rules: cfg.HealthRules}
+	var groups []*watchGroup
+	byProto := map[check.Target]*watchGroup{}
 	for _, tg := range targets {
 		if t.byKey[tg] != nil {
 			continue
@@ -179,17 +190,21 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		if tg.Kind == check.TargetPod {
 			continue
 		}
-		if _, ok := workloadAPIs[tg.Kind]; !ok {
-			return nil, fmt.Errorf("target %s: kind %s cannot be watched", tg, tg.Kind)
+		if c == nil {
+			return nil, fmt.Errorf("target %s needs the cluster's clients", tg)
 		}
-		g := [2]string{tg.Kind, tg.Namespace}
-		if groups[g] == nil {
-			order = append(order, g)
+		g, err := t.groupOf(ctx, c, tg)
+		if err != nil {
+			return nil, err
 		}
-		groups[g] = append(groups[g], tg.Name)
-	}
-	if len(order) > 0 && c == nil {
-		return nil, fmt.Errorf("workload targets need the cluster's clients")
+		if g == nil {
+			continue
+		}
+		if byProto[g.proto] == nil {
+			byProto[g.proto] = g
+			groups = append(groups, g)
+		}
+		byProto[g.proto].names = append(byProto[g.proto].names, tg.Name)
 	}
 	inform := func(api workloadAPI, resource, ns string, names []string, h cache.ResourceEventHandler) {
 		conn := &connection{ctx: ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout,
@@ -207,26 +222,66 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		})
 		t.informers = append(t.informers, inf)
 	}
-	for _, g := range order {
-		inform(workloadAPIs[g[0]], strings.ToLower(g[0])+"s", g[1], groups[g], t.handler(g[0]))
+	for _, g := range groups {
+		inform(g.api, g.resource, g.proto.Namespace, g.names, t.handler(g.proto))
 	}
 	// The revisions of the Deployments and DaemonSets: every ReplicaSet
 	// or ControllerRevision of their namespaces, a few each.
-	for _, ns := range namespacesOf(order, check.TargetDeployment) {
+	for _, ns := range namespacesOf(groups, check.TargetDeployment) {
 		inform(workloadAPIs[check.TargetReplicaSet], "replicasets", ns, nil, t.revisionHandler(check.TargetReplicaSet))
 	}
-	for _, ns := range namespacesOf(order, check.TargetDaemonSet) {
+	for _, ns := range namespacesOf(groups, check.TargetDaemonSet) {
 		inform(historyAPI, "controllerrevisions", ns, nil, t.revisionHandler("ControllerRevision"))
+	}
+	for _, ns := range t.customNamespaces() {
+		for _, kind := range linkKinds {
+			inform(workloadAPIs[kind], strings.ToLower(kind)+"s", ns, nil, t.linkHandler(kind))
+		}
 	}
 	return t, nil
 }
 
-// namespacesOf lists the namespaces of the groups of one kind.
-func namespacesOf(groups [][2]string, kind string) []string {
+// watchGroup is the targets of one kind and namespace: one informer.
+type watchGroup struct {
+	// proto is the group's targets without a name.
+	proto    check.Target
+	api      workloadAPI
+	resource string
+	names    []string
+}
+
+// groupOf is the informer group of one target; nil for a target whose
+// kind the cluster does not serve, which waits without one.
+func (t *targetRun) groupOf(ctx context.Context, c *Clients, tg check.Target) (*watchGroup, error) {
+	proto := tg
+	proto.Name = ""
+	if !tg.Generic() {
+		api, ok := workloadAPIs[tg.Kind]
+		if !ok {
+			return nil, fmt.Errorf("target %s: kind %s cannot be watched", tg, tg.Kind)
+		}
+		return &watchGroup{proto: proto, api: api, resource: strings.ToLower(tg.Kind) + "s"}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	k, err := discoverKind(c, tg)
+	if err != nil {
+		return nil, err
+	}
+	t.kinds[tg] = k
+	if k.missing != "" {
+		return nil, nil
+	}
+	return &watchGroup{proto: proto, api: statusAPI(c, k.gvr), resource: k.gvr.GroupResource().String()}, nil
+}
+
+// namespacesOf lists the namespaces of the groups of one workload kind.
+func namespacesOf(groups []*watchGroup, kind string) []string {
 	var out []string
 	for _, g := range groups {
-		if g[0] == kind {
-			out = append(out, g[1])
+		if !g.proto.Generic() && g.proto.Kind == kind {
+			out = append(out, g.proto.Namespace)
 		}
 	}
 	return out
@@ -266,16 +321,18 @@ func workloadListWatch(api workloadAPI, c *Clients, ns string, names []string, r
 	}
 }
 
-func (t *targetRun) handler(kind string) cache.ResourceEventHandler {
+// handler hands the stream the objects of one informer group.
+func (t *targetRun) handler(proto check.Target) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { t.seen(kind, obj) },
-		UpdateFunc: func(_, obj interface{}) { t.seen(kind, obj) },
+		AddFunc:    func(obj interface{}) { t.seen(proto, obj) },
+		UpdateFunc: func(_, obj interface{}) { t.seen(proto, obj) },
 		DeleteFunc: func(obj interface{}) {
 			// A deletion missed while the watch was down comes as a
 			// tombstone, whose key is enough.
 			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 			if ns, name, err2 := cache.SplitMetaNamespaceKey(key); err == nil && err2 == nil {
-				tg := check.Target{Kind: kind, Namespace: ns, Name: name}
+				tg := proto
+				tg.Namespace, tg.Name = ns, name
 				t.mu.Lock()
 				t.objects[tg] = nil
 				t.mu.Unlock()
@@ -288,13 +345,15 @@ func (t *targetRun) handler(kind string) cache.ResourceEventHandler {
 // seen learns a target's selector from its object, and hands the object to
 // the stream, after the pods the selector brings in. A deleted workload
 // keeps its selector: its pods are seen going.
-func (t *targetRun) seen(kind string, obj interface{}) {
+func (t *targetRun) seen(proto check.Target, obj interface{}) {
 	o, ok := obj.(runtime.Object)
 	m, err := meta.Accessor(obj)
 	if !ok || err != nil {
 		return
 	}
-	ev := workloadEvent{cluster: t.cluster, target: check.Target{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}, obj: o}
+	tg := proto
+	tg.Namespace, tg.Name = m.GetNamespace(), m.GetName()
+	ev := workloadEvent{cluster: t.cluster, target: tg, obj: o}
 	if t.byKey[ev.target] == nil {
 		return
 	}
@@ -398,8 +457,8 @@ func (t *targetRun) start(ctx context.Context, wg *sync.WaitGroup) bool {
 // update judges a target's object as it is now, and says its note once.
 func (t *targetRun) update(ev workloadEvent, eval *check.Evaluator, stderr io.Writer) {
 	ts := t.byKey[ev.target]
-	r := check.RolloutOf(ev.obj)
-	if ev.obj == nil {
+	r := t.judge(ev.target, ev.obj)
+	if ev.obj == nil && ts.seen {
 		r.Message = "was deleted"
 	}
 	if r.Note != "" && r.Note != ts.note {
@@ -414,20 +473,32 @@ func (t *targetRun) update(ev workloadEvent, eval *check.Evaluator, stderr io.Wr
 	}
 }
 
-// namespaces lists the namespaces of the targets, sorted.
+// namespaces lists the namespaces of the targets, sorted; none for a
+// cluster-scoped one.
 func (t *targetRun) namespaces() []string {
 	var out []string
 	for _, ts := range t.list {
-		out = append(out, ts.target.Namespace)
+		if ts.target.Namespace != "" {
+			out = append(out, ts.target.Namespace)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
 
+// podNamespaces are the namespaces whose pods are watched: those of the
+// targets, or the cluster's own when every target is cluster-scoped.
+func (t *targetRun) podNamespaces() []string {
+	if nss := t.namespaces(); len(nss) > 0 {
+		return nss
+	}
+	return []string{t.home}
+}
+
 // podSource is the pods of the targets' namespaces: see the top of the
 // file. Which informers it takes is said at -v=2.
 func (t *targetRun) podSource(ctx context.Context, cfg Config, c *Clients, r source.Reporter) source.Source {
-	nss := t.namespaces()
+	nss := t.podNamespaces()
 	in := func(ns string) source.Source {
 		return podsIn(cfg, c, source.Filter{Namespace: ns, KeepManagedFields: cfg.KeepManagedFields, Lean: cfg.SortBy == ""}, r)
 	}
@@ -518,9 +589,10 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 	}
 	out := make([]check.TargetSummary, 0, len(t.list))
 	for _, ts := range t.list {
-		tg := ts.target
-		s := check.TargetSummary{Kind: tg.Kind, Namespace: tg.Namespace, Name: tg.Name, Pods: ts.pods, ShowNamespace: several, Context: w.label}
-		mine, tr := unsatisfied[ts], rollouts[tg]
+		tg, tr := ts.target, rollouts[ts.target]
+		s := check.TargetSummary{APIVersion: tg.APIVersion, Kind: tg.Kind, Namespace: tg.Namespace, Name: tg.Name,
+			Pods: ts.pods, ShowNamespace: several && tg.Namespace != "", Context: w.label}
+		mine := unsatisfied[ts]
 		switch {
 		case gone && s.Pods == 0:
 			// The summary is made as the last pod goes.
@@ -530,15 +602,16 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 			s.Verdict, s.Reason = check.TargetNotMet, fmt.Sprintf("%d %s left", s.Pods, plural(s.Pods, "pod", "pods"))
 		case v.State == check.Failed && v.Failure.Target == tg:
 			s.Verdict, s.Reason = check.TargetFailed, strings.TrimPrefix(v.Failure.Reason+": "+v.Failure.Message, ": ")
+			s.Rule = tr.Rollout.Rule
 		case v.State == check.Failed && slices.Contains(t.owners[v.Failure.Key], ts):
 			s.Verdict, s.Reason = check.TargetFailed, v.Failure.String()
 		case tr.Rollout.State != check.Met:
-			s.Verdict, s.Reason = check.TargetNotMet, tr.Rollout.Message
+			s.Verdict, s.Reason, s.Rule = check.TargetNotMet, tr.Rollout.Message, tr.Rollout.Rule
 		case len(mine) > 0:
 			s.Verdict = check.TargetNotMet
 			s.Reason = fmt.Sprintf("%d of its pods %s not satisfy %s: %s", len(mine), plural(len(mine), "does", "do"), v.Until, strings.Join(mine, ", "))
 		default:
-			s.Verdict, s.Reason = check.TargetMet, tr.Rollout.Message
+			s.Verdict, s.Reason, s.Rule = check.TargetMet, tr.Rollout.Message, tr.Rollout.Rule
 			if tg.Kind == check.TargetPod {
 				s.Reason = "satisfies " + v.Until
 			}
@@ -561,6 +634,9 @@ func plural(n int, one, many string) string {
 func (t *targetRun) prepare(eval *check.Evaluator) {
 	for _, ts := range t.list {
 		eval.AddTarget(ts.target)
+		if k := t.kinds[ts.target]; k.missing != "" {
+			eval.SetTarget(ts.target, t.judge(ts.target, nil))
+		}
 	}
 	eval.SetReplaced(t.replaced)
 }

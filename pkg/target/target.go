@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -114,26 +115,15 @@ type Input struct {
 	Explicit  bool
 }
 
-// Plan is what Parse found: the targets of the manifests, the TYPE/NAME
-// arguments still to map, and the objects that are not judged.
+// Plan is what Parse found: the targets of the manifests and the TYPE/NAME
+// arguments still to map.
 type Plan struct {
 	namespace string
 	// files are the targets found in the manifests.
 	files []check.Target
 	// args are the TYPE/NAME arguments (a plain pod name is pod/NAME).
 	args []string
-	// Skipped lists the objects of the manifests that are not judged.
-	Skipped []Skipped
 }
-
-// Skipped is an object of a manifest that is not a target: its kind is
-// not one podsync judges (a Service, a ConfigMap, a CronJob, a custom
-// resource).
-type Skipped struct {
-	Kind, Namespace, Name string
-}
-
-func (s Skipped) String() string { return strings.ToLower(s.Kind) + "/" + s.Name }
 
 // In is the plan for a context whose namespace is ns: TYPE/NAME arguments
 // and objects of the manifests without a namespace are in ns.
@@ -150,27 +140,9 @@ func (p *Plan) place(t check.Target) check.Target {
 	return t
 }
 
-// Empty says there is no target: no TYPE/NAME argument and no -f.
-func (p *Plan) Empty() bool { return len(p.files) == 0 && len(p.args) == 0 && len(p.Skipped) == 0 }
-
-// Judges says whether there is a target to judge: a TYPE/NAME argument
-// or an object of a kind podsync judges in the manifests.
-func (p *Plan) Judges() bool { return len(p.files) > 0 || len(p.args) > 0 }
-
-// Read says in a few words what the manifests held, for a run that has
-// nothing to judge in them.
-func (p *Plan) Read(filenames []string) string {
-	from := "-f " + strings.Join(filenames, ", -f ")
-	if len(p.Skipped) == 0 {
-		return from + " held no object"
-	}
-	names := make([]string, 0, len(p.Skipped))
-	for _, s := range p.Skipped {
-		names = append(names, s.String())
-	}
-	return fmt.Sprintf("%s held %d %s of kinds podsync does not judge: %s", from, len(names),
-		map[bool]string{true: "object", false: "objects"}[len(names) == 1], strings.Join(names, ", "))
-}
+// Empty says there is no target: no TYPE/NAME argument and no object in
+// the manifests.
+func (p *Plan) Empty() bool { return len(p.files) == 0 && len(p.args) == 0 }
 
 // Namespaces lists the namespaces of the targets, sorted.
 func (p *Plan) Namespaces() []string {
@@ -225,9 +197,6 @@ func parseArg(a string) (string, error) {
 	}
 	if typ == "" || name == "" || strings.Contains(name, "/") {
 		return "", fmt.Errorf("invalid argument %q: want POD_NAME or TYPE/NAME", a)
-	}
-	if _, ok := KindOf(typ); !ok {
-		return "", fmt.Errorf("unsupported type %q in %q: podsync watches the pods of %s", typ, a, supported())
 	}
 	return a, nil
 }
@@ -364,25 +333,24 @@ func spend(path string, recursive bool, budget *int64) error {
 	return nil
 }
 
-// addObject adds one object of a manifest: a target, or a Skipped.
+// addObject adds one object of a manifest as a target. Only the
+// workload kinds and Pod are known here; every other kind is read at the
+// manifest's apiVersion and judged by its status.
 func (p *Plan) addObject(info *resource.Info, in Input) error {
 	gvk := info.Object.GetObjectKind().GroupVersionKind()
-	kind, ok := kindOfGroupKind(gvk.GroupKind())
-	if !ok {
-		p.Skipped = append(p.Skipped, Skipped{Kind: gvk.Kind, Namespace: info.Namespace, Name: info.Name})
-		return nil
+	t := check.Target{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: info.Namespace, Name: info.Name}
+	if kind, ok := kindOfGroupKind(gvk.GroupKind()); ok {
+		t.APIVersion, t.Kind = "", kind
 	}
 	// An object without a namespace is placed by Resolve, in each
-	// context's own namespace.
-	ns := info.Namespace
-	if in.Explicit && ns != "" && ns != in.Namespace {
+	// context's own namespace, unless its kind is cluster-scoped.
+	if in.Explicit && t.Namespace != "" && t.Namespace != in.Namespace {
 		// kubectl get -f says the same.
-		return fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation", ns, in.Namespace, ns)
+		return fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation", t.Namespace, in.Namespace, t.Namespace)
 	}
-	if info.Name == "" {
+	if t.Name == "" {
 		return fmt.Errorf("%s in %s has no name (generateName cannot be watched)", gvk.Kind, info.Source)
 	}
-	t := check.Target{Kind: kind, Namespace: ns, Name: info.Name}
 	if !slices.Contains(p.files, t) {
 		p.files = append(p.files, t)
 	}
@@ -392,13 +360,35 @@ func (p *Plan) addObject(info *resource.Info, in Input) error {
 // Resolve returns the targets: those of the manifests, and the TYPE/NAME
 // arguments mapped with the cluster's discovery by kubectl's builder
 // (getter is the command's ConfigFlags). Nothing is read but discovery: a
-// target that does not exist yet is waited for by the run.
+// target that does not exist yet is waited for by the run. A kind that
+// this cluster does not serve is kept: the run says so.
 func Resolve(getter genericclioptions.RESTClientGetter, p *Plan) ([]check.Target, error) {
 	var out []check.Target
-	for _, t := range p.files {
-		if t = p.place(t); !slices.Contains(out, t) {
+	add := func(t check.Target) {
+		if !slices.Contains(out, t) {
 			out = append(out, t)
 		}
+	}
+	var mapper meta.RESTMapper
+	for _, t := range p.files {
+		if t.Generic() && t.Namespace == "" {
+			if mapper == nil {
+				m, err := getter.ToRESTMapper()
+				if err != nil {
+					return nil, fmt.Errorf("map the kinds of the manifests: %w", err)
+				}
+				mapper = m
+			}
+			root, err := clusterScoped(mapper, t)
+			if err != nil {
+				return nil, err
+			}
+			if root {
+				add(t)
+				continue
+			}
+		}
+		add(p.place(t))
 	}
 	if len(p.args) == 0 {
 		return out, nil
@@ -412,15 +402,32 @@ func Resolve(getter genericclioptions.RESTClientGetter, p *Plan) ([]check.Target
 		return nil, fmt.Errorf("resolve %s: %w", strings.Join(p.args, " "), err)
 	}
 	for _, info := range infos {
-		kind, ok := kindOfGroupKind(info.Mapping.GroupVersionKind.GroupKind())
-		if !ok {
-			return nil, fmt.Errorf("%s/%s is a %s, which podsync does not watch (it watches the pods of %s)",
-				info.Mapping.Resource.Resource, info.Name, info.Mapping.GroupVersionKind.Kind, supported())
+		gvk := info.Mapping.GroupVersionKind
+		t := check.Target{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: info.Namespace, Name: info.Name}
+		if kind, ok := kindOfGroupKind(gvk.GroupKind()); ok {
+			t.APIVersion, t.Kind = "", kind
 		}
-		t := check.Target{Kind: kind, Namespace: info.Namespace, Name: info.Name}
-		if !slices.Contains(out, t) {
-			out = append(out, t)
+		if info.Mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+			t.Namespace = ""
 		}
+		add(t)
 	}
 	return out, nil
+}
+
+// clusterScoped says whether a manifest's object is of a cluster-scoped
+// kind. A kind this cluster does not serve counts as namespaced.
+func clusterScoped(mapper meta.RESTMapper, t check.Target) (bool, error) {
+	gv, err := schema.ParseGroupVersion(t.APIVersion)
+	if err != nil {
+		return false, fmt.Errorf("%s/%s: %w", t.Kind, t.Name, err)
+	}
+	m, err := mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: t.Kind}, gv.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("map %s/%s with discovery: %w", t.Kind, t.Name, err)
+	}
+	return m.Scope.Name() != meta.RESTScopeNameNamespace, nil
 }

@@ -44,11 +44,9 @@ func TestParseArgs(t *testing.T) {
 		t.Errorf("plain pod names: %+v, %v; want an empty plan", p, err)
 	}
 	for arg, want := range map[string]string{
-		"svc/web":       `unsupported type "svc" in "svc/web": podsync watches the pods of deployment (deploy), statefulset (sts), daemonset (ds), job, replicaset (rs), pod (po)`,
-		"deploy/":       `invalid argument "deploy/": want POD_NAME or TYPE/NAME`,
-		"/web":          `invalid argument "/web": want POD_NAME or TYPE/NAME`,
-		"deploy/web/x":  `invalid argument "deploy/web/x": want POD_NAME or TYPE/NAME`,
-		"cronjob/night": `unsupported type "cronjob"`,
+		"deploy/":      `invalid argument "deploy/": want POD_NAME or TYPE/NAME`,
+		"/web":         `invalid argument "/web": want POD_NAME or TYPE/NAME`,
+		"deploy/web/x": `invalid argument "deploy/web/x": want POD_NAME or TYPE/NAME`,
 	} {
 		_, err := Parse(Input{Args: []string{arg}, Namespace: "shop"})
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -91,32 +89,31 @@ items:
   metadata: {name: gadget}
 `
 
-// A multi-document manifest on stdin: its pod-owning objects are targets
-// in their own namespace (or -n's), the others are named as skipped, and a
-// List is read item by item, as by kubectl get -f.
+// A multi-document manifest on stdin: every object is a target, in its
+// own namespace (or -n's), or in none when its kind is cluster-scoped, and
+// a List is read item by item, as by kubectl get -f.
 func TestParseManifestOnStdin(t *testing.T) {
 	p, err := Parse(Input{Filenames: []string{"-"}, Stdin: strings.NewReader(manifest), Namespace: "shop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []check.Target{{Kind: "Deployment", Namespace: "shop", Name: "web"}, {Kind: "Job", Namespace: "db", Name: "migrate"}}
-	if got, err := Resolve(nil, p); err != nil || !reflect.DeepEqual(got, want) {
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Service"}, meta.RESTScopeNamespace)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	mapper.Add(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, meta.RESTScopeRoot)
+	getter := genericclioptions.NewTestConfigFlags().WithRESTMapper(mapper)
+	want := []check.Target{{Kind: "Deployment", Namespace: "shop", Name: "web"},
+		{APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: "web"},
+		{Kind: "Job", Namespace: "db", Name: "migrate"},
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "settings"},
+		{APIVersion: "example.com/v1", Kind: "Widget", Name: "gadget"}}
+	if got, err := Resolve(getter, p); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("targets = %+v, %v; want %+v", got, err, want)
 	}
-	if !reflect.DeepEqual(p.Namespaces(), []string{"db", "shop"}) {
-		t.Errorf("namespaces = %q", p.Namespaces())
-	}
 	// Another context's namespace places the objects without one.
-	want[0].Namespace = "prod"
-	if got, err := Resolve(nil, p.In("prod")); err != nil || !reflect.DeepEqual(got, want) {
+	want[0].Namespace, want[1].Namespace, want[3].Namespace = "prod", "prod", "prod"
+	if got, err := Resolve(getter, p.In("prod")); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("targets in prod = %+v, %v; want %+v", got, err, want)
-	}
-	var skipped []string
-	for _, s := range p.Skipped {
-		skipped = append(skipped, s.String())
-	}
-	if want := []string{"service/web", "configmap/settings", "widget/gadget"}; !reflect.DeepEqual(skipped, want) {
-		t.Errorf("skipped = %q, want %q", skipped, want)
 	}
 	// With -n given, an object of another namespace is refused.
 	_, err = Parse(Input{Filenames: []string{"-"}, Stdin: strings.NewReader(manifest), Namespace: "shop", Explicit: true})

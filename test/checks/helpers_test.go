@@ -76,14 +76,25 @@ func wantTook(t *testing.T, r harness.Result, limit time.Duration) {
 // field names the contract documents (not the product's own types, so a
 // renamed field fails here).
 type summary struct {
-	Verdict         string         `json:"verdict"`
-	ExitCode        int            `json:"exitCode"`
-	DurationSeconds float64        `json:"durationSeconds"`
-	Pods            int            `json:"pods"`
-	Statuses        map[string]int `json:"statuses"`
-	Events          map[string]int `json:"events"`
-	Reason          string         `json:"reason"`
-	Unsatisfied     []summaryPod   `json:"unsatisfied"`
+	Verdict         string          `json:"verdict"`
+	ExitCode        int             `json:"exitCode"`
+	DurationSeconds float64         `json:"durationSeconds"`
+	Pods            int             `json:"pods"`
+	Statuses        map[string]int  `json:"statuses"`
+	Events          map[string]int  `json:"events"`
+	Reason          string          `json:"reason"`
+	Unsatisfied     []summaryPod    `json:"unsatisfied"`
+	Targets         []summaryTarget `json:"targets"`
+}
+
+type summaryTarget struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	Verdict    string `json:"verdict"`
+	Reason     string `json:"reason"`
+	Rule       string `json:"rule"`
 }
 
 type summaryPod struct {

@@ -220,3 +220,149 @@ func workflowCommands(out string) []string {
 	}
 	return run
 }
+
+// A log tail keeps its last lines: one very long line before the error
+// line is cut (and the cut is said), and the error line is still there,
+// in the --diagnose lines, the check's explanation and the JSON DIAGNOSIS.
+func TestLogTailKeepsLastLines(t *testing.T) {
+	t.Parallel()
+	ns := env.Namespace(t)
+	env.Apply(t, ns, harness.PodYAML("long", crashLoop))
+	harness.Eventually(t, podLimit, harness.Text("the crash log of long"), func() bool {
+		out, err := env.KubectlErr("logs", "-n", ns, "long")
+		return err == nil && strings.Contains(out, localcluster.CrashLoopLastLine)
+	})
+	const cause = "Error: the real cause"
+	logs := []string{"starting", strings.Repeat("x", 40<<10), cause}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := env.Cluster.SetLogs(ctx, ns, "long", map[string]localcluster.ContainerLog{"app": {Current: logs, Previous: logs}}); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, podLimit, harness.Text("the long log of long"), func() bool {
+		out, err := env.KubectlErr("logs", "--previous", "-n", ns, "long")
+		return err == nil && strings.Contains(out, cause)
+	})
+
+	r := env.Podsync(t, runLimit, "-n", ns, "long", "--until", "ready", "--diagnose", "--timeout", "2m")
+	if r.Code != 4 {
+		t.Fatalf("exit %d, want 4\n%s", r.Code, r)
+	}
+	for _, want := range []string{"      " + cause + "\n", "      (long lines cut at the byte limit, ending with …)\n"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("the explanation lacks %q\n%s", want, r.Stderr)
+		}
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("the --diagnose lines lack %q\n%s", want, r.Stdout)
+		}
+	}
+
+	r = env.Podsync(t, runLimit, "-n", ns, "long", "--until", "ready", "--diagnose", "--timeout", "2m", "-o", "json")
+	if r.Code != 4 {
+		t.Fatalf("json: exit %d, want 4\n%s", r.Code, r)
+	}
+	diagnosed := false
+	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		var m struct {
+			Type   string `json:"type"`
+			Object struct {
+				Containers []struct {
+					Logs struct {
+						Lines     []string `json:"lines"`
+						Truncated bool     `json:"truncated"`
+					} `json:"logs"`
+				} `json:"containers"`
+			} `json:"object"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		if m.Type != "DIAGNOSIS" || len(m.Object.Containers) == 0 {
+			continue
+		}
+		diagnosed = true
+		l := m.Object.Containers[0].Logs
+		if len(l.Lines) != 3 || l.Lines[2] != cause || !l.Truncated || !strings.HasSuffix(l.Lines[1], "…") || len(l.Lines[1]) > 4<<10 {
+			t.Errorf("DIAGNOSIS log: truncated %v, %d lines, last %q, long line of %d bytes", l.Truncated, len(l.Lines), l.Lines[len(l.Lines)-1:], len(l.Lines[min(1, len(l.Lines)-1)]))
+		}
+	}
+	if !diagnosed {
+		t.Errorf("no DIAGNOSIS in\n%s", r.Stdout)
+	}
+}
+
+// terminalReason is a waiting reason that would act on a terminal: a
+// bell, a backspace, a C1 CSI and a right-to-left override.
+const terminalReason = "Bad\a\b\u009b31m\u202eRTL"
+
+// terminalShown is terminalReason as podsync shows it on a terminal.
+const terminalShown = `Bad^G^H\u009b31m\u202eRTL`
+
+// rawControl finds a character that acts on a terminal in out: a C0
+// control but tab and newline, DEL, a C1 control, or a bidi control.
+func rawControl(out string) (rune, bool) {
+	for _, r := range out {
+		if r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r < 0xa0 || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// On a terminal (the default table), a waiting reason and message with
+// control characters are shown escaped in the STATUS and CHANGES cells,
+// in the summary's Pods: and container lines; and a target's name from a
+// manifest in the Targets: line.
+func TestHostileStatusIsEscaped(t *testing.T) {
+	t.Parallel()
+	ns := env.Namespace(t)
+	s := env.Start(t, "-n", ns, "-v=6")
+	s.WaitStderr(`"Response" verb="GET" url="[^"]*/pods\?[^"]*watch=true[^"]*" status="200 OK"`, lineLimit)
+	env.Apply(t, ns, harness.PodYAML("stuck", map[string]string{
+		localcluster.StateAnnotation:  localcluster.StateWaiting,
+		localcluster.ReasonAnnotation: terminalReason, localcluster.MessageAnnotation: "bell\a back\b csi\u009b rtl\u202e end",
+	}))
+	line := s.WaitLine(`^UPDATE\s+stuck\s.*RTL.*STATUS:`, lineLimit)
+	shown := regexp.QuoteMeta(terminalShown)
+	if !regexp.MustCompile(`^UPDATE\s+stuck\s+0/1\s+` + shown + `\s+1 .*STATUS:\S+→` + shown + `( |$)`).MatchString(line) {
+		t.Errorf("STATUS and CHANGES are not shown escaped: %q", line)
+	}
+	stream := s.Stop(syscall.SIGINT)
+	if r, ok := rawControl(stream.Stdout); ok {
+		t.Errorf("the table holds a raw %U:\n%q", r, stream.Stdout)
+	}
+
+	manifest := writeFile(t, "deploy.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: "w\a\b\u009b\u202ex"
+spec:
+  selector: {matchLabels: {app: w}}
+  template:
+    metadata: {labels: {app: w}}
+    spec: {containers: [{name: app, image: registry.example/app:1}]}
+`)
+	for _, args := range [][]string{{"stuck"}, {"-f", manifest}} {
+		r := env.Podsync(t, runLimit, append([]string{"-n", ns, "--until", "ready", "--timeout", "3s"}, args...)...)
+		if r.Code != 3 {
+			t.Fatalf("%v: exit %d, want 3\n%s", args, r.Code, r)
+		}
+		for name, out := range map[string]string{"stdout": r.Stdout, "stderr": r.Stderr} {
+			if c, ok := rawControl(out); ok {
+				t.Errorf("%v: %s holds a raw %U:\n%q", args, name, c, out)
+			}
+		}
+		want := []string{
+			"Pods:     1 matched (" + terminalShown + " 1)\n",
+			"  Container app: waiting (" + terminalShown + `: bell^G back^H csi\u009b rtl\u202e end), ready false, restarts 1; last terminated (Error: bell^G back^H csi\u009b rtl\u202e end), exit code 1`,
+		}
+		if args[0] == "-f" {
+			want = []string{`Targets:  deployment/w^G^H\u009b\u202ex: not met: `}
+		}
+		for _, w := range want {
+			if !strings.Contains(r.Stderr, w) {
+				t.Errorf("%v: the summary lacks %q\n%s", args, w, r.Stderr)
+			}
+		}
+	}
+}

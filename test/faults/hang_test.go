@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -173,16 +174,48 @@ func TestManifestURLNeverAnswers(t *testing.T) {
 }
 
 // -f input is bounded: more than 64 MiB in all (here an endless stdin) is
-// refused with one line and exit 2, without reading on.
+// refused with one line and exit 2, without reading on: podsync takes at
+// most the limit from its stdin and its memory stays bounded (the test
+// ends it if it grows past inputRSSLimit).
 func TestManifestInputBounded(t *testing.T) {
 	tc := sharedCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := tc.Command(ctx, nil, "podsync", "-f", "-", "--until", "ready")
-	cmd.Stdin = endless{}
+	in := &endless{}
+	cmd.Stdin = in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var peak atomic.Int64
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			rss := vmRSS(cmd.Process.Pid)
+			if rss > peak.Load() {
+				peak.Store(rss)
+			}
+			if rss > inputRSSLimit {
+				_ = cmd.Process.Kill()
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	<-watched
+	if p := peak.Load(); p > inputRSSLimit {
+		t.Fatalf("podsync grew to %d MiB reading an endless -f -, over %d MiB; ended by the test", p>>20, inputRSSLimit>>20)
+	}
 	if code := harness.ExitCode(err); code != 2 {
 		t.Fatalf("exit %d, want 2\n%s", code, stderr.String())
 	}
@@ -190,15 +223,44 @@ func TestManifestInputBounded(t *testing.T) {
 	if stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
+	// What stdin gave beyond the limit is at most what the pipe and the
+	// copy into it hold.
+	if n := in.n.Load(); n > 65<<20 {
+		t.Errorf("podsync took %d MiB from stdin, over the 64 MiB limit", n>>20)
+	}
+	t.Logf("stdin gave %d MiB; peak resident memory %d MiB", in.n.Load()>>20, peak.Load()>>20)
+}
+
+// inputRSSLimit bounds podsync's resident memory while it reads -f: the
+// binary under test is built with the race detector, which multiplies
+// what a 64 MiB read takes (under 1 GiB measured).
+const inputRSSLimit = 2 << 30
+
+// vmRSS is the resident memory of process pid in bytes, 0 if unknown.
+func vmRSS(pid int) int64 {
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // endless is a manifest that never ends: one ConfigMap's data, for ever.
-type endless struct{}
+// n counts the bytes it gave.
+type endless struct{ n atomic.Int64 }
 
-func (endless) Read(p []byte) (int, error) {
+func (e *endless) Read(p []byte) (int, error) {
+	at := int(e.n.Load())
 	for i := range p {
-		p[i] = "  k: v\n"[i%7]
+		p[i] = "  k: v\n"[(at+i)%7]
 	}
+	e.n.Add(int64(len(p)))
 	return len(p), nil
 }
 

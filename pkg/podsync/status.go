@@ -1,0 +1,206 @@
+package podsync
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/target"
+)
+
+// Targets of any other kind than the workloads and Pod (custom resources,
+// Services, PersistentVolumeClaims, ConfigMaps, ...) are judged by their
+// status (package health). Each cluster maps their kinds with its own
+// discovery: a kind it does not serve leaves the target waiting, named,
+// in that cluster alone. They are watched like the workloads, one
+// informer per kind and namespace, through the dynamic client.
+//
+// Their pods are the pods whose chain of controller references leads to
+// them, through the built-in kinds that make pods (a custom resource's
+// ReplicaSets, an operator's StatefulSet): the namespaces of custom
+// resource targets keep an index of those objects' own controllers.
+
+// maxOwnerDepth bounds the walk up a pod's controller references: a
+// custom resource, its Deployment, its ReplicaSet, the pod, and room for
+// one more level.
+const maxOwnerDepth = 5
+
+// statusKind is what one cluster's discovery says of a target's kind.
+type statusKind struct {
+	gvr    schema.GroupVersionResource
+	health health.Kind
+	// missing says why the cluster cannot serve the target; "" when it can.
+	missing string
+}
+
+// discoverKind maps a target's kind with the cluster's discovery. A kind
+// the cluster does not serve is not an error: the target waits, and says
+// why; a discovery that fails is.
+func discoverKind(c *Clients, tg check.Target) (statusKind, error) {
+	gv, err := schema.ParseGroupVersion(tg.APIVersion)
+	if err != nil {
+		return statusKind{}, fmt.Errorf("target %s: %w", tg, err)
+	}
+	gvk := gv.WithKind(tg.Kind)
+	k := statusKind{health: health.Kind{BuiltIn: scheme.Scheme.Recognizes(gvk)}}
+	list, err := c.Kube.Discovery().ServerResourcesForGroupVersion(tg.APIVersion)
+	if apierrors.IsNotFound(err) {
+		k.missing = fmt.Sprintf("the cluster does not serve %s (is the CustomResourceDefinition of %s installed?)", tg.APIVersion, tg.Kind)
+		return k, nil
+	}
+	if err != nil {
+		return statusKind{}, fmt.Errorf("discover %s: %w", tg.APIVersion, err)
+	}
+	var resource string
+	subresources := map[string]bool{}
+	for _, r := range list.APIResources {
+		name, sub, isSub := strings.Cut(r.Name, "/")
+		switch {
+		case isSub:
+			subresources[name+"/"+sub] = true
+		case r.Kind == tg.Kind:
+			resource = name
+		}
+	}
+	if resource == "" {
+		k.missing = fmt.Sprintf("the cluster serves %s but no kind %s in it", tg.APIVersion, tg.Kind)
+		return k, nil
+	}
+	k.gvr = gv.WithResource(resource)
+	k.health.HasStatus = subresources[resource+"/status"]
+	return k, nil
+}
+
+// statusAPI lists and watches one kind through the dynamic client.
+func statusAPI(c *Clients, gvr schema.GroupVersionResource) workloadAPI {
+	return workloadAPI{
+		obj: &unstructured.Unstructured{},
+		list: func(ctx context.Context, _ kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return listed(c.Dynamic.Resource(gvr).Namespace(ns).List(ctx, o))
+		},
+		watch: func(ctx context.Context, _ kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
+			return c.DynamicWatch.Resource(gvr).Namespace(ns).Watch(ctx, o)
+		},
+	}
+}
+
+// judge is a target's rule over its object as it is now (nil: deleted or
+// not seen yet).
+func (t *targetRun) judge(tg check.Target, obj runtime.Object) check.Rollout {
+	if !tg.Generic() {
+		return check.RolloutOf(obj)
+	}
+	k := t.kinds[tg]
+	if k.missing != "" {
+		return check.Rollout{State: check.Pending, Message: k.missing}
+	}
+	u, _ := obj.(*unstructured.Unstructured)
+	return t.rules.Judge(u, k.health)
+}
+
+// ownsPods says whether a target's kind may have pods: a workload, a Pod,
+// or a custom resource; a built-in kind judged by its status has none.
+func (t *targetRun) ownsPods(tg check.Target) bool {
+	return !tg.Generic() || !t.kinds[tg].health.BuiltIn
+}
+
+// link is what the owner index keeps of an object that makes pods.
+type link struct {
+	uid        string
+	controller *metav1.OwnerReference
+}
+
+func linkKey(group, kind, ns, name string) string {
+	return group + "/" + kind + "/" + ns + "/" + name
+}
+
+// ownsThroughChain reports whether the chain of controller references from
+// pod leads to tg, a custom resource. t.mu is held for reading.
+func (t *targetRun) ownsThroughChainLocked(tg check.Target, pod *metav1.ObjectMeta) bool {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	for depth := 0; ref != nil && depth < maxOwnerDepth; depth++ {
+		if refersTo(ref, tg, t.uids[tg]) {
+			return true
+		}
+		l, ok := t.links[linkKey(groupOf(ref.APIVersion), ref.Kind, pod.Namespace, ref.Name)]
+		if !ok || l.uid != string(ref.UID) {
+			return false
+		}
+		ref = l.controller
+	}
+	return false
+}
+
+// linkKinds are the built-in kinds a custom resource makes pods through;
+// each has a Kubernetes controller that marks the pods it makes.
+var linkKinds = []string{check.TargetDeployment, check.TargetReplicaSet, check.TargetStatefulSet, check.TargetDaemonSet, check.TargetJob}
+
+// customNamespaces are the namespaces of the custom resource targets that
+// the cluster serves: their pods are found through the owner index.
+func (t *targetRun) customNamespaces() []string {
+	var out []string
+	for _, ts := range t.list {
+		tg := ts.target
+		if k, ok := t.kinds[tg]; ok && k.missing == "" && !k.health.BuiltIn && tg.Namespace != "" && !slices.Contains(out, tg.Namespace) {
+			out = append(out, tg.Namespace)
+		}
+	}
+	return out
+}
+
+// linkHandler keeps the owner index of one kind. An object new to the
+// index has the pod controller look again at its namespace's pods: a pod
+// seen before the objects above it was not known to be a target's.
+func (t *targetRun) linkHandler(kind string) cache.ResourceEventHandler {
+	group := workloadGroup(kind)
+	put := func(obj interface{}) {
+		m, ok := obj.(metav1.Object)
+		if !ok {
+			return
+		}
+		key := linkKey(group, kind, m.GetNamespace(), m.GetName())
+		t.mu.Lock()
+		_, known := t.links[key]
+		t.links[key] = link{uid: string(m.GetUID()), controller: metav1.GetControllerOfNoCopy(m)}
+		t.mu.Unlock()
+		if !known && t.ctrl != nil {
+			select {
+			case <-t.ctrl.Recheck(m.GetNamespace()):
+			case <-t.ctx.Done():
+			}
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    put,
+		UpdateFunc: func(_, obj interface{}) { put(obj) },
+		DeleteFunc: func(obj interface{}) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if m, ok := obj.(metav1.Object); ok {
+				t.mu.Lock()
+				delete(t.links, linkKey(group, kind, m.GetNamespace(), m.GetName()))
+				t.mu.Unlock()
+			}
+		},
+	}
+}
+
+// workloadGroup is the API group of a workload kind.
+func workloadGroup(kind string) string {
+	gvr, _ := target.Resource(kind)
+	return gvr.Group
+}
