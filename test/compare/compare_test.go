@@ -93,9 +93,10 @@ type scenario struct {
 	onlyStderr bool
 }
 
-// timeout is the --timeout of both tools.
+// timeout is the --timeout of both tools: short where one of them can
+// only end at it.
 func (sc scenario) timeout() time.Duration {
-	if sc.says == waits {
+	if sc.says == waits || sc.want == 3 {
 		return waitFor
 	}
 	return decideWithin

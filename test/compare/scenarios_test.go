@@ -234,32 +234,31 @@ func gone() []scenario {
 	}
 }
 
-// manifests: input that holds nothing podsync judges is a usage error,
-// never a success; and a user who may not list pods.
+// manifests: input that holds no object is a usage error, never a success;
+// a kind the cluster does not serve is never met; and a user who may not
+// list pods.
 func manifests() []scenario {
 	// kubectl judges no workload either: it passes on no object at all,
-	// and fails on a kind it cannot follow.
-	nothing := func(name, input, says, refusal string) scenario {
-		return scenario{
-			name: "-f - holding " + name, stdin: input,
-			podsync: []string{"-f", "-", "--until", "ready"},
-			kubectl: []string{"rollout", "status", "-f", "-"},
-			want:    2, stderr: []string{"error: nothing to judge: -f - held " + says}, onlyStderr: true,
-			says: refuses, refusal: refusal,
-		}
+	// and fails on a kind it cannot decode.
+	empty := scenario{
+		name: "-f - holding nothing (a generator that failed)", stdin: "",
+		podsync: []string{"-f", "-", "--until", "ready"},
+		kubectl: []string{"rollout", "status", "-f", "-"},
+		want:    2, stderr: []string{"error: nothing to judge: -f - held no object"}, onlyStderr: true,
+		says: refuses, refusal: "No resources found",
+	}
+	custom := scenario{
+		name: "-f - holding only a custom resource the cluster does not serve", stdin: "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 3}\n",
+		podsync: []string{"-f", "-", "--until", "ready"},
+		kubectl: []string{"rollout", "status", "-f", "-"},
+		want:    3, stderr: []string{"widget.example.com/w: not met: the cluster does not serve example.com/v1"},
+		says: refuses, refusal: `no kind "Widget" is registered`,
 	}
 	forbidden := rollout("user forbidden to list pods", deployment("shop", 1), func(t *testing.T, ns string) { apply(t, ns, deployment("shop", 1)) })
 	forbidden.podsync = append(forbidden.podsync, "--context="+localcluster.RestrictedContext)
 	forbidden.kubectl = append(forbidden.kubectl, "--context="+localcluster.RestrictedContext)
 	forbidden.want = 1
-	return []scenario{
-		nothing("nothing (a generator that failed)", "", "no object", "No resources found"),
-		nothing("only a ConfigMap", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n",
-			"1 object of kinds podsync does not judge: configmap/settings", `configmaps "settings" not found`),
-		nothing("only a custom resource", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 3}\n",
-			"1 object of kinds podsync does not judge: widget/w", `no kind "Widget" is registered`),
-		forbidden,
-	}
+	return []scenario{empty, custom, forbidden}
 }
 
 // selectors: plain -l selection, judged on the pods the selector matches,
