@@ -124,17 +124,12 @@ func (o *Options) resolveUsable() (genericclioptions.RESTClientGetter, []check.T
 	return nil, nil, o.checkUnusable()
 }
 
-// defaultAnswerLimit bounds a start-up request that has no
-// --request-timeout, so that a credential plugin that never answers makes
-// its context unusable rather than the run hang.
-const defaultAnswerLimit = 30 * time.Second
-
 // answerLimit is --request-timeout, or 30s when unset.
 func (o *Options) answerLimit() time.Duration {
 	if o.restConfig != nil && o.restConfig.Timeout > 0 {
 		return o.restConfig.Timeout
 	}
-	return defaultAnswerLimit
+	return podsync.DefaultAnswerLimit
 }
 
 // resolveWithin is resolve, given up after limit: the request that does

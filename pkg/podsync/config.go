@@ -119,6 +119,8 @@ type Clients struct {
 	// Dynamic lists, and DynamicWatch watches, the targets of kinds judged
 	// by their status (custom resources among them).
 	Dynamic, DynamicWatch dynamic.Interface
+	// Server is the API server's URL, named when it does not answer.
+	Server string
 }
 
 // Cluster is one cluster a run watches.
@@ -159,7 +161,7 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 	tableCfg.APIPath = "/api"
 	tableCfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 
-	var c Clients
+	c := Clients{Server: cfg.Host}
 	var err error
 	if c.Kube, err = kubernetes.NewForConfig(kubeCfg); err != nil {
 		return nil, fmt.Errorf("pod client: %w", err)

@@ -59,6 +59,9 @@ type connection struct {
 
 	// changed, when set, is called after the connection is lost or back.
 	changed func()
+	// answered, when set, is called at every result: the cluster answers
+	// (or fails in a way that is said).
+	answered func()
 
 	mu       sync.Mutex
 	listed   bool
@@ -77,6 +80,9 @@ const stillLostEvery = 30 * time.Second
 // fail) happens after the lock is released: a skip waits for the stream,
 // which reads the connection's state under that lock.
 func (c *connection) Result(verb string, err error) {
+	if c.answered != nil {
+		c.answered()
+	}
 	if giveUp := c.record(verb, err); giveUp != nil {
 		giveUp()
 	}

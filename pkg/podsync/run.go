@@ -139,6 +139,13 @@ type clusterRun struct {
 	// conn is the pods' connection of a cluster in a run over several:
 	// while it is lost, the cluster's check is not met.
 	conn *connection
+	// answer, unless nil (a source given by a test), bounds the wait for
+	// the cluster's first answer; unanswered gives the cluster up then.
+	answer     *firstAnswer
+	unanswered func(error)
+	limit      time.Duration
+	// limitNamed: the limit is --request-timeout's.
+	limitNamed bool
 	// label names the cluster in what is said about it, with several.
 	label string
 	// namespace is the one namespace whose Events the run watches ("" for
@@ -187,7 +194,12 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 	w.namespace = eventNamespace(cfg, c, w.targets)
 	src := c.Source
 	if src == nil {
-		conn := &connection{ctx: w.ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once, name: w.label}
+		w.answer, w.limit, w.limitNamed = newFirstAnswer(), answerLimit(cfg), cfg.RequestTimeout > 0
+		conn := &connection{ctx: w.ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once, name: w.label,
+			answered: w.answer.mark}
+		// A cluster that never answers is given up as one whose first list
+		// failed: the run ends naming it, or goes on without it.
+		w.unanswered = func(err error) { conn.Result("list", err) }
 		if s.several && cfg.SkipUnavailable {
 			conn.skip = s.skipper(ctx, w)
 		}
@@ -296,6 +308,10 @@ func unusableClusterRun(ctx context.Context, cfg Config, i int, c Cluster, s *st
 // run runs the cluster's workload informers, if any, and once their first
 // lists are in (so the targets' selectors are known), its pod controller.
 func (w *clusterRun) run(ctx context.Context) {
+	if w.answer != nil && w.clients != nil {
+		ctx = w.answer.traced(ctx)
+		go w.answer.await(ctx, w.limit, w.clients.Server, w.limitNamed, w.unanswered)
+	}
 	var informers sync.WaitGroup
 	defer informers.Wait()
 	if w.targets.start(ctx, &informers) {

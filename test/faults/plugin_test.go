@@ -3,6 +3,7 @@ package faults
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,5 +75,27 @@ func TestCredentialPluginNeverAnswers(t *testing.T) {
 				t.Errorf("the credential plugin (pid %d) outlived podsync", pid)
 			}
 		})
+	}
+}
+
+// A credential plugin that never answers makes the cluster unusable once
+// --request-timeout passes (30s when unset), as one whose first list
+// failed: exit 1 with one line, not a wait until --timeout.
+func TestCredentialPluginNoAnswerWithinRequestTimeout(t *testing.T) {
+	tc := sharedCluster(t)
+	ns := tc.Namespace(t)
+	kubeconfig, pidFile := hangingPlugin(t, tc, ns)
+	r := tc.PodsyncEnv(t, time.Minute, []string{"KUBECONFIG=" + kubeconfig}, "-l", "app=web", "--until", "ready", "--request-timeout", "2s", "--timeout", "20s")
+	want := regexp.MustCompile(`^error: list pods: no answer within 2s \(--request-timeout\) from the API server at https://\S+ or its credential plugin\n$`)
+	if r.Code != 1 || !want.MatchString(r.Stderr) {
+		t.Fatalf("exit %d, want 1 with one line naming the limit\n%s", r.Code, r)
+	}
+	if r.Took > 2*time.Second+endWithin+startup {
+		t.Errorf("took %s, want within %s of --request-timeout", r.Took, endWithin)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if pid, alive := alivePID(t, pidFile); alive {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the credential plugin (pid %d) outlived podsync", pid)
 	}
 }
