@@ -51,14 +51,14 @@ type statusKind struct {
 // discoverKind maps a target's kind with the cluster's discovery. A kind
 // the cluster does not serve is not an error: the target waits, and says
 // why; a discovery that fails is.
-func discoverKind(c *Clients, tg check.Target) (statusKind, error) {
+func discoverKind(ctx context.Context, c *Clients, tg check.Target) (statusKind, error) {
 	gv, err := schema.ParseGroupVersion(tg.APIVersion)
 	if err != nil {
 		return statusKind{}, fmt.Errorf("target %s: %w", tg, err)
 	}
 	gvk := gv.WithKind(tg.Kind)
 	k := statusKind{health: health.Kind{BuiltIn: scheme.Scheme.Recognizes(gvk)}}
-	list, err := c.Kube.Discovery().ServerResourcesForGroupVersion(tg.APIVersion)
+	list, err := c.Kube.Discovery().ServerResourcesForGroupVersionWithContext(ctx, tg.APIVersion)
 	if apierrors.IsNotFound(err) {
 		k.missing = fmt.Sprintf("the cluster does not serve %s (is the CustomResourceDefinition of %s installed?)", tg.APIVersion, tg.Kind)
 		return k, nil

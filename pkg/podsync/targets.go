@@ -265,7 +265,7 @@ func (t *targetRun) groupOf(ctx context.Context, c *Clients, tg check.Target) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	k, err := discoverKind(c, tg)
+	k, err := discoverKind(ctx, c, tg)
 	if err != nil {
 		return nil, err
 	}
