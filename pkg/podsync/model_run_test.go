@@ -257,6 +257,8 @@ func (s *modelStats) add(h *history, code int, took time.Duration) {
 			s.recreates++
 		case opRevision:
 			s.revisions++
+		case opRollBack:
+			s.revisions += 2
 		case opDisconnect:
 			s.disconnects++
 		}

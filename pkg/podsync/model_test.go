@@ -40,6 +40,7 @@ const (
 	opDisconnect               // a context's cluster cannot be reached
 	opReconnect                // and can again
 	opTidy                     // every pod judged becomes ready; with targets, the rollouts complete
+	opRollBack                 // a workload rolls out, its pod left behind crash-loops, and it rolls back
 )
 
 type op struct {
@@ -163,12 +164,12 @@ func generateFrom(r *rand.Rand, seed uint64) *history {
 		h.once, h.failFirstList = true, false
 	case 1, 2:
 		h.targets = true
-	case 3:
+	case 3, 4:
 		h.contexts = 2 + r.IntN(2)
 		// A list that fails before any succeeded is a cluster that cannot
 		// be used: exit 1.
 		h.failFirstList = false
-		if h.check && r.IntN(2) == 0 {
+		if h.check && r.IntN(3) != 0 {
 			h.lostAtEnd, h.staysLost = r.IntN(h.contexts), r.IntN(3) == 0
 		}
 	}
@@ -256,9 +257,13 @@ func randomOps(r *rand.Rand, h *history) []op {
 			ops = append(ops, op{kind: opReconnect, ctx: c})
 		}
 	}
-	if h.check && r.IntN(2) == 0 {
-		// So that many checks can be met.
+	if h.check && (r.IntN(2) == 0 || h.lostAtEnd >= 0) {
+		// So that many checks can be met (and a lost context is what
+		// holds one back).
 		ops = append(ops, op{kind: opTidy})
+	}
+	if h.check && h.targets && r.IntN(3) == 0 {
+		ops = append(ops, op{kind: opRollBack, key: r.IntN(len(workloads))})
 	}
 	if h.resync {
 		// A resync happens only after its period: wait it out once.
@@ -301,6 +306,8 @@ func (h *history) String() string {
 			fmt.Fprintf(&b, "  context %d reconnects\n", o.ctx)
 		case opTidy:
 			b.WriteString("  tidy: every pod judged becomes ready, the rollouts complete\n")
+		case opRollBack:
+			fmt.Fprintf(&b, "  %s rolls out, its pod left behind crash-loops, and it rolls back to it\n", workloads[o.key])
 		}
 	}
 	return b.String()
@@ -539,23 +546,19 @@ func (p *player) apply() *podsync.Outcome {
 		case opPause:
 			time.Sleep(o.pause)
 		case opRevision:
-			// The model judges each state of a pod against the revision
-			// rolled out at that moment; the run can only judge the states
-			// its watch has brought. A rollout starts once the run has seen
-			// the pods as they are.
-			if _, out := p.waitSettled(); out != nil {
+			if out := p.rollOut(workloads[o.key], o.rev); out != nil {
 				return out
 			}
-			if err := p.world.rollOut(workloads[o.key], o.rev); err != nil {
-				panic(err)
-			}
-			tr.rollOut(workloads[o.key], o.rev)
 		case opDisconnect:
 			p.sims[o.ctx].disconnect()
 		case opReconnect:
 			p.sims[o.ctx].reconnect()
 		case opTidy:
 			p.tidy()
+		case opRollBack:
+			if out := p.rollBack(workloads[o.key]); out != nil {
+				return out
+			}
 		}
 	}
 	return nil
@@ -593,6 +596,44 @@ func (p *player) tidy() {
 			have[owner]++
 		}
 	}
+}
+
+// rollOut has workload roll out revision rev, once the run has seen the
+// pods as they are: the model judges each state of a pod against the
+// revision rolled out at that moment, and the run can only judge the
+// states its watch has brought.
+func (p *player) rollOut(workload string, rev int) *podsync.Outcome {
+	if _, out := p.waitSettled(); out != nil {
+		return out
+	}
+	if err := p.world.rollOut(workload, rev); err != nil {
+		panic(err)
+	}
+	p.tr.rollOut(workload, rev)
+	return nil
+}
+
+// rollBack plays a fix rolled out over a pod and rolled back: one of
+// workload's pods is left behind by a rollout to the other revision, then
+// crash-loops (spared: it is being replaced), and the workload rolls back
+// to it: from then on it fails the check, without any change of its own.
+func (p *player) rollBack(workload string) *podsync.Outcome {
+	h, tr := p.h, p.tr
+	key := ""
+	for k := range h.keys() {
+		if h.owners[k] == workload && (key == "" || p.simOf(h.key(k)).get(h.key(k)) != nil) {
+			key = h.key(k)
+		}
+	}
+	if p.simOf(key).get(key) == nil {
+		p.put(key, runningReady, tr.current[workload], 0)
+	}
+	rev := tr.revOf(key)
+	if out := p.rollOut(workload, 3-rev); out != nil {
+		return out
+	}
+	p.put(key, crashLooping, 0, 0)
+	return p.rollOut(workload, rev)
 }
 
 // settleTime bounds how long a played history may take to show its final
@@ -673,9 +714,12 @@ func (p *player) finish(cancel context.CancelCauseFunc) podsync.Outcome {
 			if _, out := p.waitSettled(); out != nil {
 				return *out
 			}
-			lost.disconnect()
+			// The run knows of it once a request fails: until then, no
+			// one could tell.
 			said := fmt.Sprintf("lost the connection to the API server of context c%d", h.lostAtEnd)
-			for deadline := time.Now().Add(20 * time.Second); !strings.Contains(p.stderr.String(), said) && time.Now().Before(deadline); {
+			before := strings.Count(p.stderr.String(), said)
+			lost.disconnect()
+			for deadline := time.Now().Add(20 * time.Second); strings.Count(p.stderr.String(), said) == before && time.Now().Before(deadline); {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}

@@ -696,18 +696,30 @@ func (r *result) checkVerdict() []string {
 //   - --until gone is met when no pod is left, being deleted or not, and
 //     --min-pods does not change that.
 //
-// With targets, only the pods they control count. A pod of a revision
+// With several contexts, the check is met when it is met in each context,
+// on that context's pods alone. With targets, only the pods they control
+// count. A pod of a revision
 // its workload is replacing never fails the check. Deployment web is
 // rolled out when every pod it wants runs its current revision, no pod of
 // another is left (pods being deleted aside), and each is ready;
 // StatefulSet db when it has as many ready pods as it wants and as many
 // at its update revision, whatever the revisions of the others.
 func (r *result) finalVerdict() (failed, met bool) {
+	met = true
+	for c := range r.h.contexts {
+		f, m := r.finalVerdictIn(c)
+		failed, met = failed || f, met && m
+	}
+	return failed, met
+}
+
+// finalVerdictIn judges context c alone.
+func (r *result) finalVerdictIn(c int) (failed, met bool) {
 	t := r.truth
 	counted, ready, present := 0, 0, 0
 	for key, recs := range t.keys {
 		last := recs[len(recs)-1]
-		if isSentinel(key) || last.deleted || !t.judged(key) {
+		if isSentinel(key) || last.deleted || !t.judged(key) || contextOf(key) != c {
 			continue
 		}
 		present++
@@ -816,4 +828,10 @@ func (r *result) checkForeign() []string {
 		}
 	}
 	return bad
+}
+
+// contextOf is the context of a key, told by the first letter of its name.
+func contextOf(key string) int {
+	_, name, _ := strings.Cut(key, "/")
+	return int(name[0] - 'p')
 }
