@@ -209,6 +209,7 @@ type modelStats struct {
 	revisions, disconnects, targets, contexts, lostEnds int
 	once, maxRestarts                                   int
 	slowest                                             time.Duration
+	slowestSeed                                         uint64
 	formats                                             map[string]int
 	// exits counts the exit codes of the checks, by kind of history.
 	exits map[string]map[int]int
@@ -221,7 +222,9 @@ func (s *modelStats) add(h *history, code int, took time.Duration) {
 	s.histories++
 	s.ops += len(h.ops)
 	s.longest = max(s.longest, len(h.ops))
-	s.slowest = max(s.slowest, took)
+	if took > s.slowest {
+		s.slowest, s.slowestSeed = took, h.seed
+	}
 	s.formats[h.format]++
 	kind := "pods"
 	switch {
@@ -266,9 +269,9 @@ func (s *modelStats) add(h *history, code int, took time.Duration) {
 }
 
 func (s modelStats) String() string {
-	return fmt.Sprintf("%d steps (longest history %d steps, slowest %s), %d relists, %d cut watches, %d recreations; "+
+	return fmt.Sprintf("%d steps (longest history %d steps, slowest %s: seed %d), %d relists, %d cut watches, %d recreations; "+
 		"%d about targets (%d rollouts and rollbacks), %d over several contexts (%d disconnections, %d lost at the end), %d --once, %d with --max-restarts; "+
 		"exit codes of checks %v; formats %v",
-		s.ops, s.longest, s.slowest.Round(time.Millisecond), s.relists, s.cuts, s.recreates,
+		s.ops, s.longest, s.slowest.Round(time.Millisecond), s.slowestSeed, s.relists, s.cuts, s.recreates,
 		s.targets, s.revisions, s.contexts, s.disconnects, s.lostEnds, s.once, s.maxRestarts, s.exits, s.formats)
 }

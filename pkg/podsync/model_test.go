@@ -180,15 +180,15 @@ func generateFrom(r *rand.Rand, seed uint64) *history {
 	h.initialRev, h.initialRestarts = map[int]int{}, map[int]int32{}
 	if h.targets {
 		h.owners = map[int]string{}
-		h.startRev = map[string]int{"web": 1 + r.IntN(2), "db": 1 + r.IntN(2)}
-		if len(h.names) < 3 {
-			h.names = []string{"p0", "p1", "p2"}
+		h.startRev = map[string]int{"web": 1 + r.IntN(2), "db": 1 + r.IntN(2), "ds": 1 + r.IntN(2)}
+		if len(h.names) < 4 {
+			h.names = []string{"p0", "p1", "p2", "p3"}
 		}
 		for k := range h.keys() {
 			h.owners[k] = owners[r.IntN(len(owners))]
 		}
 		// Enough names for what the workloads want.
-		h.owners[0], h.owners[1], h.owners[2] = "web", "db", "db"
+		h.owners[0], h.owners[1], h.owners[2], h.owners[3] = "web", "db", "db", "ds"
 	}
 	for k := range h.keys() {
 		if r.IntN(2) == 0 {

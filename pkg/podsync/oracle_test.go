@@ -131,7 +131,7 @@ func (t *truth) judged(key string) bool {
 // spared: the pod belongs to a revision its workload is replacing.
 func (t *truth) spared(key string, r *podRecord) bool {
 	o := t.ownerOf(key)
-	return t.h.targets && (o == "web" || o == "db") && r.rev != t.current[o]
+	return t.h.targets && t.current[o] != 0 && r.rev != t.current[o]
 }
 
 // failing: the pod's state st fails the check, its restarts counted from
@@ -168,7 +168,7 @@ func (t *truth) rolloutStatus() map[string]rolloutStatus {
 		last := recs[len(recs)-1]
 		o := t.ownerOf(key)
 		st := last.states[len(last.states)-1].state
-		if last.deleted || st == terminating || (o != "web" && o != "db") {
+		if last.deleted || st == terminating || t.current[o] == 0 {
 			continue
 		}
 		s := out[o]
@@ -177,8 +177,9 @@ func (t *truth) rolloutStatus() map[string]rolloutStatus {
 			s.updated++
 		}
 		// A Deployment's available pods are its updated ones once no old
-		// one is left (its rule asks for that too); a StatefulSet counts
-		// every ready pod, whatever its revision.
+		// one is left (its rule asks for that too), and a DaemonSet's
+		// those it updated; a StatefulSet counts every ready pod, whatever
+		// its revision.
 		if st == runningReady && (o == "db" || last.rev == t.current[o]) {
 			s.ready++
 		}
@@ -706,7 +707,9 @@ func (r *result) checkVerdict() []string {
 // rolled out when every pod it wants runs its current revision, no pod of
 // another is left (pods being deleted aside), and each is ready;
 // StatefulSet db when it has as many ready pods as it wants and as many
-// at its update revision, whatever the revisions of the others.
+// at its update revision, whatever the revisions of the others;
+// DaemonSet ds when each node it wants runs a pod of its newest revision,
+// ready.
 func (r *result) finalVerdict() (failed, met bool) {
 	met = true
 	for c := range r.h.contexts {
@@ -751,9 +754,10 @@ func (r *result) finalVerdictIn(c int) (failed, met bool) {
 	met = ready == counted && counted >= want
 	if r.h.targets {
 		st := t.rolloutStatus()
-		web, db := st["web"], st["db"]
+		web, db, ds := st["web"], st["db"], st["ds"]
 		met = met && web.updated >= desired["web"] && web.replicas == web.updated && web.ready >= web.updated &&
-			db.ready >= desired["db"] && db.updated >= desired["db"]
+			db.ready >= desired["db"] && db.updated >= desired["db"] &&
+			ds.updated >= desired["ds"] && ds.ready >= desired["ds"]
 	}
 	return failed, met
 }
@@ -820,7 +824,7 @@ func (r *result) checkForeign() []string {
 			continue
 		}
 		_, name, _ := strings.Cut(key, "/")
-		kind := map[string]string{"foreign-web": "deployment/web", "foreign-db": "statefulset/db"}[o]
+		kind := map[string]string{"foreign-web": "deployment/web", "foreign-db": "statefulset/db", "foreign-ds": "daemonset/ds"}[o]
 		note := fmt.Sprintf("podsync: pod %s matches the selector of %s but is not controlled by it: not judged\n", name, kind)
 		n := strings.Count(r.stderr, note)
 		switch {

@@ -18,8 +18,10 @@ import (
 
 // The model's workloads: histories about targets watch Deployment web
 // (revision N is ReplicaSet web-rN, whose pods run image vN) and
-// StatefulSet db (revision N is db-rN), which roll out and back between
-// revisions 1 and 2, and StatefulSet zz, which controls the sentinel.
+// StatefulSet db (revision N is db-rN) and DaemonSet ds (revision N is
+// the ControllerRevision ds-rN; the newest is rolled out), which roll out
+// and back between revisions 1 and 2, and StatefulSet zz, which controls
+// the sentinel.
 // Each pod name belongs to one owner: web or db (the pods they control,
 // each incarnation at one revision), or foreign-web and foreign-db: pods
 // that carry the workload's labels but that no controller owns (a debug
@@ -30,16 +32,18 @@ import (
 // workloads are the targets that roll out; owners what a pod name can
 // belong to.
 var (
-	workloads = []string{"web", "db"}
-	owners    = []string{"web", "web", "db", "db", "foreign-web", "foreign-db"}
+	workloads = []string{"web", "db", "ds"}
+	owners    = []string{"web", "web", "db", "db", "ds", "foreign-web", "foreign-db", "foreign-ds"}
 )
 
-// desired is the replicas each workload's spec asks for.
-var desired = map[string]int32{"web": 1, "db": 2}
+// desired is the replicas each workload's spec asks for (ds: the nodes
+// it should run on).
+var desired = map[string]int32{"web": 1, "db": 2, "ds": 1}
 
 var modelTargets = []check.Target{
 	{Kind: check.TargetDeployment, Namespace: "a", Name: "web"},
 	{Kind: check.TargetStatefulSet, Namespace: "a", Name: "db"},
+	{Kind: check.TargetDaemonSet, Namespace: "a", Name: "ds"},
 	{Kind: check.TargetStatefulSet, Namespace: "a", Name: "zz"},
 }
 
@@ -55,7 +59,7 @@ func (h *history) ownerText(k, rev int) string {
 }
 
 // owned: the pods of key belong to a target.
-func owned(owner string) bool { return owner == "web" || owner == "db" || owner == "zz" }
+func owned(owner string) bool { return owner != "" && !strings.HasPrefix(owner, "foreign") }
 
 // decorate makes p a pod of owner at revision rev.
 func decorate(p *corev1.Pod, owner string, rev int) {
@@ -68,9 +72,13 @@ func decorate(p *corev1.Pod, owner string, rev int) {
 		p.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-" + hash,
 			UID: types.UID("uid-web-" + hash), Controller: &yes}}
-	case "db", "zz":
+	case "db", "zz", "ds":
+		kind := "StatefulSet"
+		if owner == "ds" {
+			kind = "DaemonSet"
+		}
 		p.Labels[appsv1.ControllerRevisionHashLabelKey] = fmt.Sprintf("%s-r%d", owner, rev)
-		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: owner,
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: owner,
 			UID: types.UID("uid-" + owner), Controller: &yes}}
 	}
 }
@@ -124,9 +132,35 @@ func modelStatefulSet(name string, rev int, st rolloutStatus) *appsv1.StatefulSe
 	}
 }
 
+// daemonSet is DaemonSet ds, observed.
+func daemonSet(st rolloutStatus) *appsv1.DaemonSet {
+	return &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "ds", UID: "uid-ds", Generation: 1},
+		Spec:       appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ds"}}},
+		Status: appsv1.DaemonSetStatus{ObservedGeneration: 1, DesiredNumberScheduled: desired["ds"],
+			CurrentNumberScheduled: st.replicas, UpdatedNumberScheduled: st.updated, NumberReady: st.ready, NumberAvailable: st.ready},
+	}
+}
+
+// dsRevision is ControllerRevision ds-rN of DaemonSet ds, numbered n: the
+// DaemonSet rolls out its highest-numbered revision, and a rollback
+// numbers an old one anew.
+func dsRevision(rev int, n int64) *appsv1.ControllerRevision {
+	yes := true
+	name := fmt.Sprintf("ds-r%d", rev)
+	return &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name, UID: types.UID("uid-" + name),
+			Labels:          map[string]string{"app": "ds", appsv1.ControllerRevisionHashLabelKey: name},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ds", UID: "uid-ds", Controller: &yes}}},
+		Revision: n,
+	}
+}
+
 // world is the workloads of a history about targets, in a fake API.
 type world struct {
 	api *fake.Clientset
+	// numbered is the highest revision number of ds's revisions.
+	numbered int64
 }
 
 // newWorld holds the workloads as they are before the run: when final,
@@ -136,11 +170,13 @@ func newWorld(tr *truth, final bool) *world {
 	if final {
 		st = tr.rolloutStatus()
 	}
+	cur := tr.current["ds"]
 	objs := []runtime.Object{
 		webDeployment(tr.current["web"], st["web"]), webReplicaSet(1), webReplicaSet(2),
 		modelStatefulSet("db", tr.current["db"], st["db"]), modelStatefulSet("zz", 1, rolloutStatus{}),
+		daemonSet(st["ds"]), dsRevision(3-cur, 1), dsRevision(cur, 2),
 	}
-	return &world{api: fake.NewClientset(objs...)}
+	return &world{api: fake.NewClientset(objs...), numbered: 2}
 }
 
 // rollOut has workload rolling out revision rev, its status "not rolled
@@ -153,6 +189,9 @@ func (w *world) rollOut(workload string, rev int) error {
 		_, err = w.api.AppsV1().Deployments("a").Update(ctx, webDeployment(rev, rolloutStatus{}), metav1.UpdateOptions{})
 	case "db":
 		_, err = w.api.AppsV1().StatefulSets("a").Update(ctx, modelStatefulSet("db", rev, rolloutStatus{}), metav1.UpdateOptions{})
+	case "ds":
+		w.numbered++
+		_, err = w.api.AppsV1().ControllerRevisions("a").Update(ctx, dsRevision(rev, w.numbered), metav1.UpdateOptions{})
 	}
 	// The run hears of it by a watch of its own, beside the pods': the
 	// model's failures are judged against the revision it rolls out from
@@ -168,6 +207,9 @@ func (w *world) finish(tr *truth) error {
 	if _, err := w.api.AppsV1().Deployments("a").Update(ctx, webDeployment(tr.current["web"], st["web"]), metav1.UpdateOptions{}); err != nil {
 		return err
 	}
-	_, err := w.api.AppsV1().StatefulSets("a").Update(ctx, modelStatefulSet("db", tr.current["db"], st["db"]), metav1.UpdateOptions{})
+	if _, err := w.api.AppsV1().StatefulSets("a").Update(ctx, modelStatefulSet("db", tr.current["db"], st["db"]), metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	_, err := w.api.AppsV1().DaemonSets("a").Update(ctx, daemonSet(st["ds"]), metav1.UpdateOptions{})
 	return err
 }
