@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -204,11 +205,14 @@ func TestInitialListIsSyncThenAddUpdateGone(t *testing.T) {
 }
 
 // While the only worker is held on one key, changes to other keys fold.
-func TestCoalescingWhileWorkerBusy(t *testing.T) {
+func TestCoalescingWhileWorkerBusy(t *testing.T) { synctest.Test(t, testCoalescingWhileWorkerBusy) }
+
+func testCoalescingWhileWorkerBusy(t *testing.T) {
 	rec := &recorder{gate: make(chan struct{})}
 	f := start(t, 1, 5, rec, pod("busy", "1"))
-	// The worker now waits in the handler for "busy"; queue more work.
-	time.Sleep(50 * time.Millisecond)
+	// Once every goroutine waits, the worker waits in the handler for
+	// "busy"; queue more work.
+	synctest.Wait()
 	f.create(t, pod("x", "2"))
 	f.waitCached(t, "x", "2")
 	f.update(t, pod("x", "3"))
@@ -220,7 +224,7 @@ func TestCoalescingWhileWorkerBusy(t *testing.T) {
 	f.waitCached(t, "y", "")
 	close(rec.gate)
 	msgs := rec.waitFor(t, 3)
-	time.Sleep(100 * time.Millisecond)
+	synctest.Wait() // nothing more is on its way
 	got := describe(rec.snapshot())
 	want := []string{"SYNC ns/busy rv=1", "ADD ns/x rv=4", "GONE ns/y rv=5"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -230,17 +234,19 @@ func TestCoalescingWhileWorkerBusy(t *testing.T) {
 
 // A pod deleted and created again under the same name before a worker
 // takes the key is reported as GONE (old) then ADD (new).
-func TestRecreatedBeforeProcessing(t *testing.T) {
+func TestRecreatedBeforeProcessing(t *testing.T) { synctest.Test(t, testRecreatedBeforeProcessing) }
+
+func testRecreatedBeforeProcessing(t *testing.T) {
 	rec := &recorder{gate: make(chan struct{})}
 	f := start(t, 1, 5, rec, pod("busy", "1"), pod("r", "1"))
-	time.Sleep(50 * time.Millisecond)
+	synctest.Wait() // the worker waits in the handler for "busy"
 	f.delete(t, "r")
 	f.waitCached(t, "r", "")
 	f.create(t, pod("r", "7"))
 	f.waitCached(t, "r", "7")
 	close(rec.gate)
 	rec.waitFor(t, 3)
-	time.Sleep(100 * time.Millisecond)
+	synctest.Wait() // nothing more is on its way
 	got := describe(rec.snapshot())
 	want := []string{"SYNC ns/busy rv=1", "GONE ns/r rv=1", "ADD ns/r rv=7"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -251,7 +257,9 @@ func TestRecreatedBeforeProcessing(t *testing.T) {
 // A key whose work keeps failing is retried with rate limiting and
 // dropped after MaxRetries attempts; its messages are delivered once,
 // never again on a retry, and the other keys go on.
-func TestWorkRetriedThenDropped(t *testing.T) {
+func TestWorkRetriedThenDropped(t *testing.T) { synctest.Test(t, testWorkRetriedThenDropped) }
+
+func testWorkRetriedThenDropped(t *testing.T) {
 	var calls atomic.Int32
 	rec := &recorder{work: func(_ context.Context, k cache.ObjectName, _ *source.PodRow) error {
 		if k.Name == "bad" {
@@ -269,7 +277,7 @@ func TestWorkRetriedThenDropped(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the failing key was never dropped")
 	}
-	time.Sleep(50 * time.Millisecond)
+	synctest.Wait() // no attempt is on its way
 	if n := calls.Load(); n != 3 {
 		t.Errorf("work on the failing key ran %d times, want 3", n)
 	}
@@ -295,7 +303,9 @@ func (r retryLater) RetryAfter() time.Duration { return time.Duration(r) }
 
 // An error with a RetryAfter waits at least that long before the next
 // attempt, where the rate limiter alone would retry within milliseconds.
-func TestWorkRetryAfter(t *testing.T) {
+func TestWorkRetryAfter(t *testing.T) { synctest.Test(t, testWorkRetryAfter) }
+
+func testWorkRetryAfter(t *testing.T) {
 	times := make(chan time.Time, 4)
 	var calls atomic.Int32
 	rec := &recorder{work: func(context.Context, cache.ObjectName, *source.PodRow) error {
@@ -321,7 +331,9 @@ func TestWorkRetryAfter(t *testing.T) {
 
 // Work that fails once and then succeeds is retried with the newest state
 // and its history forgotten.
-func TestWorkRetrySucceeds(t *testing.T) {
+func TestWorkRetrySucceeds(t *testing.T) { synctest.Test(t, testWorkRetrySucceeds) }
+
+func testWorkRetrySucceeds(t *testing.T) {
 	var calls atomic.Int32
 	seen := make(chan string, 4)
 	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *source.PodRow) error {
@@ -342,7 +354,7 @@ func TestWorkRetrySucceeds(t *testing.T) {
 			t.Fatalf("attempt %d never came", i+1)
 		}
 	}
-	time.Sleep(20 * time.Millisecond)
+	synctest.Wait() // the worker is done with it
 	if n := f.ctrl.queue.NumRequeues(cache.ObjectName{Namespace: "ns", Name: "flaky"}); n != 0 {
 		t.Errorf("requeues after success: %d, want 0", n)
 	}
@@ -351,7 +363,9 @@ func TestWorkRetrySucceeds(t *testing.T) {
 	}
 }
 
-func TestNeverTwoWorkersOnOneKey(t *testing.T) {
+func TestNeverTwoWorkersOnOneKey(t *testing.T) { synctest.Test(t, testNeverTwoWorkersOnOneKey) }
+
+func testNeverTwoWorkersOnOneKey(t *testing.T) {
 	var inFlight, maxSeen atomic.Int32
 	rec := &recorder{work: func(context.Context, cache.ObjectName, *source.PodRow) error {
 		n := inFlight.Add(1)
@@ -371,7 +385,7 @@ func TestNeverTwoWorkersOnOneKey(t *testing.T) {
 		f.update(t, pod("hot", fmt.Sprint(i)))
 	}
 	f.waitCached(t, "hot", "59")
-	time.Sleep(100 * time.Millisecond)
+	synctest.Wait() // the workers are done
 	if m := maxSeen.Load(); m != 1 {
 		t.Fatalf("one key was handled by %d workers at once", m)
 	}

@@ -131,6 +131,11 @@ type Cluster struct {
 	Clients *Clients
 	// Source, when set, replaces the pod source built from Clients.
 	Source *source.Source
+	// Dial, when set, builds the pod source in place of the one built
+	// from Clients, reporting its requests to r: the run's connection to
+	// the cluster, which tells a cluster that cannot be used at start
+	// from a lost connection, as it does for a built source.
+	Dial func(r source.Reporter) source.Source
 	// Namespace, when set, is watched in this cluster in place of
 	// Scope.Namespace (each context's own default namespace); not with
 	// Scope.AllNamespaces.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
 func TestMain(m *testing.M) {
@@ -70,10 +72,10 @@ func TestModel(t *testing.T) {
 			defer func() { <-sem }()
 			h := generate(seed)
 			began := time.Now()
-			bad, err := playAndCheck(h)
+			bad, code, err := playAndCheck(h)
 			mu.Lock()
 			defer mu.Unlock()
-			stats.add(h, time.Since(began))
+			stats.add(h, code, time.Since(began))
 			if err != nil || len(bad) > 0 {
 				failures = append(failures, failure{h: h, bad: bad, err: err})
 			}
@@ -87,10 +89,11 @@ func TestModel(t *testing.T) {
 	for _, f := range failures[:min(3, len(failures))] {
 		t.Errorf("history failed:\n%s%s", f.h, f)
 	}
+	t.Errorf("%d of %d histories failed", len(failures), n)
 	if os.Getenv("PODSYNC_MODEL_NO_SHRINK") != "" {
 		return
 	}
-	t.Errorf("%d of %d histories failed; the first, shrunk:\n%s", len(failures), n, shrink(failures[0].h))
+	t.Errorf("the first, shrunk:\n%s", shrink(failures[0].h))
 }
 
 // FuzzModel drives the same generator from the fuzzer's bytes, so that the
@@ -101,7 +104,7 @@ func FuzzModel(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := generateFrom(rand.New(&byteSource{data: data}), 0)
-		bad, err := playAndCheck(h)
+		bad, _, err := playAndCheck(h)
 		if err != nil || len(bad) > 0 {
 			t.Fatalf("history failed:\n%s%s", h, failure{h: h, bad: bad, err: err})
 		}
@@ -143,16 +146,16 @@ func (f failure) String() string {
 	return "  " + strings.Join(f.bad, "\n  ") + "\n"
 }
 
-func playAndCheck(h *history) ([]string, error) {
+func playAndCheck(h *history) ([]string, int, error) {
 	res, err := play(h)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	bad := checkRun(res)
 	if len(bad) > 0 {
 		bad = append(bad, fmt.Sprintf("exit %d (%v); stdout:\n%sstderr:\n%s", res.outcome.ExitCode(), res.outcome.Err, res.stdout, res.stderr))
 	}
-	return bad, nil
+	return bad, res.outcome.ExitCode(), nil
 }
 
 // shrink removes steps, initial pods and workers from a failing history
@@ -162,7 +165,7 @@ func shrink(h *history) string {
 	deadline := time.Now().Add(2 * time.Minute)
 	fails := func(c *history) bool {
 		for range 3 {
-			if bad, err := playAndCheck(c); err != nil || len(bad) > 0 {
+			if bad, _, err := playAndCheck(c); err != nil || len(bad) > 0 {
 				return true
 			}
 		}
@@ -202,20 +205,51 @@ func shrink(h *history) string {
 
 // modelStats sums up what the histories covered.
 type modelStats struct {
-	histories, ops, longest, relists, cuts, recreates int
-	slowest                                           time.Duration
-	formats                                           map[string]int
+	histories, ops, longest, relists, cuts, recreates   int
+	revisions, disconnects, targets, contexts, lostEnds int
+	once, maxRestarts                                   int
+	slowest                                             time.Duration
+	slowestSeed                                         uint64
+	formats                                             map[string]int
+	// exits counts the exit codes of the checks, by kind of history.
+	exits map[string]map[int]int
 }
 
-func (s *modelStats) add(h *history, took time.Duration) {
+func (s *modelStats) add(h *history, code int, took time.Duration) {
 	if s.formats == nil {
-		s.formats = map[string]int{}
+		s.formats, s.exits = map[string]int{}, map[string]map[int]int{}
 	}
 	s.histories++
 	s.ops += len(h.ops)
 	s.longest = max(s.longest, len(h.ops))
-	s.slowest = max(s.slowest, took)
+	if took > s.slowest {
+		s.slowest, s.slowestSeed = took, h.seed
+	}
 	s.formats[h.format]++
+	kind := "pods"
+	switch {
+	case h.once:
+		s.once++
+		kind = "once"
+	case h.targets:
+		s.targets++
+		kind = "targets"
+	case h.contexts > 1:
+		s.contexts++
+		kind = "contexts"
+	}
+	if h.lostAtEnd >= 0 {
+		s.lostEnds++
+	}
+	if h.check && h.maxRestarts != check.Unset {
+		s.maxRestarts++
+	}
+	if h.check {
+		if s.exits[kind] == nil {
+			s.exits[kind] = map[int]int{}
+		}
+		s.exits[kind][code]++
+	}
 	for _, o := range h.ops {
 		switch o.kind {
 		case opCompact:
@@ -224,11 +258,20 @@ func (s *modelStats) add(h *history, took time.Duration) {
 			s.cuts++
 		case opRecreate:
 			s.recreates++
+		case opRevision:
+			s.revisions++
+		case opRollBack:
+			s.revisions += 2
+		case opDisconnect:
+			s.disconnects++
 		}
 	}
 }
 
 func (s modelStats) String() string {
-	return fmt.Sprintf("%d steps (longest history %d steps, slowest %s), %d relists, %d cut watches, %d recreations; formats %v",
-		s.ops, s.longest, s.slowest.Round(time.Millisecond), s.relists, s.cuts, s.recreates, s.formats)
+	return fmt.Sprintf("%d steps (longest history %d steps, slowest %s: seed %d), %d relists, %d cut watches, %d recreations; "+
+		"%d about targets (%d rollouts and rollbacks), %d over several contexts (%d disconnections, %d lost at the end), %d --once, %d with --max-restarts; "+
+		"exit codes of checks %v; formats %v",
+		s.ops, s.longest, s.slowest.Round(time.Millisecond), s.slowestSeed, s.relists, s.cuts, s.recreates,
+		s.targets, s.revisions, s.contexts, s.disconnects, s.lostEnds, s.once, s.maxRestarts, s.exits, s.formats)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
 // The model-based test: random histories of pod changes, played by the
@@ -27,13 +29,18 @@ import (
 type opKind int
 
 const (
-	opCreate   opKind = iota // a pod of an absent name
-	opUpdate                 // a new state (or the same, with another annotation)
-	opDelete                 // the pod is deleted
-	opRecreate               // deleted and created again under the same name at once
-	opCut                    // every watch is cut; the reflector resumes
-	opCompact                // the log is compacted, then every watch is cut: relist
-	opPause                  // the history waits
+	opCreate     opKind = iota // a pod of an absent name
+	opUpdate                   // a new state (or the same, with another annotation)
+	opDelete                   // the pod is deleted
+	opRecreate                 // deleted and created again under the same name at once
+	opCut                      // every watch is cut; the reflector resumes
+	opCompact                  // the log is compacted, then every watch is cut: relist
+	opPause                    // the history waits
+	opRevision                 // a workload target rolls out a revision (or back to one)
+	opDisconnect               // a context's cluster cannot be reached
+	opReconnect                // and can again
+	opTidy                     // every pod judged becomes ready; with targets, the rollouts complete
+	opRollBack                 // a workload rolls out, its pod left behind crash-loops, and it rolls back
 )
 
 type op struct {
@@ -41,6 +48,13 @@ type op struct {
 	key   int
 	state podState
 	pause time.Duration
+	// rev: the revision of a pod created (targets), or the one a workload
+	// rolls out to; restarts: the container restarts an update adds.
+	rev      int
+	restarts int32
+	// ctx: the context an opDisconnect or opReconnect is about (and of
+	// every cut and compaction).
+	ctx int
 }
 
 // history is one generated case: the cluster before the run, the steps
@@ -64,9 +78,27 @@ type history struct {
 	// them; else whole pods.
 	production bool
 	// until and minPods: the check's --until (ready or gone) and
-	// --min-pods (check.Unset: not given).
-	until   string
-	minPods int
+	// --min-pods (check.Unset: not given); maxRestarts: --max-restarts.
+	until       string
+	minPods     int
+	maxRestarts int
+	// once: --once, on the state before the run.
+	once bool
+	// targets: the run is about workloads (see world_test.go): each key
+	// has an owner, each pod of the initial state a revision and a
+	// restart count.
+	targets         bool
+	owners          map[int]string
+	initialRev      map[int]int
+	initialRestarts map[int]int32
+	// startRev: the revision each workload target rolls out at the start.
+	startRev map[string]int
+	// contexts: how many clusters the run watches, each with its own pods;
+	// lostAtEnd (-1: none) is a context that loses its connection once its
+	// pods are settled, and stays lost if staysLost.
+	contexts  int
+	lostAtEnd int
+	staysLost bool
 }
 
 // formats are the outputs a history may print in; each shows, per
@@ -76,11 +108,18 @@ type history struct {
 // reported on stderr, and must still be judged.
 var formats = []string{"table", "wide", "json", "yaml", "name", "go-template", "jsonpath", "custom-columns", "strict-template"}
 
+// key names key index i: its namespace, and its name, which starts with
+// its context's letter (p, q, r) so that names are unique across contexts.
 func (h *history) key(i int) string {
-	return h.namespaces[i%len(h.namespaces)] + "/" + h.names[i/len(h.namespaces)]
+	per := len(h.namespaces) * len(h.names)
+	c, i := i/per, i%per
+	return h.namespaces[i%len(h.namespaces)] + "/" + string(rune('p'+c)) + h.names[i/len(h.namespaces)][1:]
 }
 
-func (h *history) keys() int { return len(h.namespaces) * len(h.names) }
+func (h *history) keys() int { return len(h.namespaces) * len(h.names) * h.contexts }
+
+// ctxOf is the context of key index i.
+func (h *history) ctxOf(i int) int { return i / (len(h.namespaces) * len(h.names)) }
 
 // allNamespaces: the run watches every namespace. -o name prints no
 // namespace, so it watches one.
@@ -108,7 +147,7 @@ func generateFrom(r *rand.Rand, seed uint64) *history {
 		production: r.IntN(4) != 0,
 	}
 	h.failFirstList = h.pageSize > 0 && r.IntN(5) == 0
-	h.until, h.minPods = "ready", check.Unset
+	h.until, h.minPods, h.maxRestarts = "ready", check.Unset, check.Unset
 	if r.IntN(4) == 0 {
 		h.until = "gone"
 	}
@@ -116,22 +155,59 @@ func generateFrom(r *rand.Rand, seed uint64) *history {
 		// --until gone takes no --min-pods: it waits for none.
 		h.minPods = r.IntN(4)
 	}
+	if r.IntN(4) == 0 {
+		h.maxRestarts = r.IntN(3)
+	}
+	h.contexts, h.lostAtEnd = 1, -1
+	switch r.IntN(8) {
+	case 0:
+		h.once, h.failFirstList = true, false
+	case 1, 2:
+		h.targets = true
+	case 3, 4:
+		h.contexts = 2 + r.IntN(2)
+		// A list that fails before any succeeded is a cluster that cannot
+		// be used: exit 1.
+		h.failFirstList = false
+		if h.check && r.IntN(3) != 0 {
+			h.lostAtEnd, h.staysLost = r.IntN(h.contexts), r.IntN(3) == 0
+		}
+	}
 	h.namespaces = []string{"a"}
-	if h.format != "name" && r.IntN(3) == 0 {
+	if h.format != "name" && !h.targets && r.IntN(3) == 0 {
 		h.namespaces = []string{"a", "b"}
+	}
+	h.initialRev, h.initialRestarts = map[int]int{}, map[int]int32{}
+	if h.targets {
+		h.owners = map[int]string{}
+		h.startRev = map[string]int{"web": 1 + r.IntN(2), "db": 1 + r.IntN(2), "ds": 1 + r.IntN(2)}
+		if len(h.names) < 4 {
+			h.names = []string{"p0", "p1", "p2", "p3"}
+		}
+		for k := range h.keys() {
+			h.owners[k] = owners[r.IntN(len(owners))]
+		}
+		// Enough names for what the workloads want.
+		h.owners[0], h.owners[1], h.owners[2], h.owners[3] = "web", "db", "db", "ds"
 	}
 	for k := range h.keys() {
 		if r.IntN(2) == 0 {
-			h.initial[k] = randomState(r)
+			h.initial[k] = randomState(r, h)
+			h.initialRev[k] = 1 + r.IntN(2)
+			h.initialRestarts[k] = []int32{0, 0, 1, 3}[r.IntN(4)]
 		}
 	}
-	h.ops = randomOps(r, h)
+	if !h.once {
+		// --once ends with its list: what follows is never seen.
+		h.ops = randomOps(r, h)
+	}
 	return h
 }
 
-func randomState(r *rand.Rand) podState {
-	// Failures are rarer than the rest, so that most checks run to the end.
-	if r.IntN(12) == 0 {
+func randomState(r *rand.Rand, h *history) podState {
+	// Failures are rarer than the rest, so that most checks run to the end;
+	// rarer still over several contexts, which hold more pods.
+	if r.IntN(12*h.contexts*h.contexts) == 0 {
 		return []podState{crashLooping, failedPhase}[r.IntN(2)]
 	}
 	return []podState{creating, runningReady, runningReady, runningNotReady, succeeded, terminating}[r.IntN(6)]
@@ -144,26 +220,50 @@ func randomOps(r *rand.Rand, h *history) []op {
 		exists[k] = true
 	}
 	var ops []op
+	down := map[int]bool{}
 	for range n {
-		k := r.IntN(h.keys())
+		k, c := r.IntN(h.keys()), r.IntN(h.contexts)
+		rev := 1 + r.IntN(2)
 		switch roll := r.IntN(100); {
 		case roll < 6:
-			ops = append(ops, op{kind: opCut})
+			ops = append(ops, op{kind: opCut, ctx: c})
 		case roll < 9:
-			ops = append(ops, op{kind: opCompact})
+			ops = append(ops, op{kind: opCompact, ctx: c})
 		case roll < 20:
 			ops = append(ops, op{kind: opPause, pause: time.Duration(r.IntN(20)) * time.Millisecond})
+		case roll < 26 && h.targets:
+			ops = append(ops, op{kind: opRevision, key: r.IntN(len(workloads)), rev: rev})
+		case roll < 26 && h.contexts > 1:
+			kind := opDisconnect
+			if down[c] {
+				kind = opReconnect
+			}
+			down[c] = !down[c]
+			ops = append(ops, op{kind: kind, ctx: c})
 		case !exists[k]:
-			ops = append(ops, op{kind: opCreate, key: k, state: randomState(r)})
+			ops = append(ops, op{kind: opCreate, key: k, state: randomState(r, h), rev: rev})
 			exists[k] = true
 		case roll < 30:
 			ops = append(ops, op{kind: opDelete, key: k})
 			exists[k] = false
 		case roll < 38:
-			ops = append(ops, op{kind: opRecreate, key: k, state: randomState(r)})
+			ops = append(ops, op{kind: opRecreate, key: k, state: randomState(r, h), rev: rev})
 		default:
-			ops = append(ops, op{kind: opUpdate, key: k, state: randomState(r)})
+			ops = append(ops, op{kind: opUpdate, key: k, state: randomState(r, h), restarts: []int32{0, 0, 0, 0, 1, 2}[r.IntN(6)]})
 		}
+	}
+	for c := range down {
+		if down[c] {
+			ops = append(ops, op{kind: opReconnect, ctx: c})
+		}
+	}
+	if h.check && (r.IntN(2) == 0 || h.lostAtEnd >= 0) {
+		// So that many checks can be met (and a lost context is what
+		// holds one back).
+		ops = append(ops, op{kind: opTidy})
+	}
+	if h.check && h.targets && r.IntN(3) == 0 {
+		ops = append(ops, op{kind: opRollBack, key: r.IntN(len(workloads))})
 	}
 	if h.resync {
 		// A resync happens only after its period: wait it out once.
@@ -174,29 +274,40 @@ func randomOps(r *rand.Rand, h *history) []op {
 
 func (h *history) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: -o %s, %d workers, watch-only %v, check %v, resync %v, namespaces %v, pages of %d, first list fails %v, production rows %v, --until %s --min-pods %d\n",
-		h.seed, h.format, h.workers, h.watchOnly, h.check, h.resync, h.namespaces, h.pageSize, h.failFirstList, h.production, h.until, h.minPods)
+	fmt.Fprintf(&b, "seed %d: -o %s, %d workers, watch-only %v, check %v, resync %v, namespaces %v, pages of %d, first list fails %v, production rows %v, --until %s --min-pods %d --max-restarts %d, --once %v, %d contexts (lost at the end: %d, for good: %v), targets %v %v\n",
+		h.seed, h.format, h.workers, h.watchOnly, h.check, h.resync, h.namespaces, h.pageSize, h.failFirstList, h.production, h.until, h.minPods,
+		h.maxRestarts, h.once, h.contexts, h.lostAtEnd, h.staysLost, h.targets, h.startRev)
 	for k := range h.keys() {
 		if st, ok := h.initial[k]; ok {
-			fmt.Fprintf(&b, "  before: %s %s\n", h.key(k), st)
+			fmt.Fprintf(&b, "  before: %s %s%s, %d restarts\n", h.key(k), st, h.ownerText(k, h.initialRev[k]), h.initialRestarts[k])
 		}
 	}
 	for _, o := range h.ops {
 		switch o.kind {
 		case opCreate:
-			fmt.Fprintf(&b, "  create %s %s\n", h.key(o.key), o.state)
+			fmt.Fprintf(&b, "  create %s %s%s\n", h.key(o.key), o.state, h.ownerText(o.key, o.rev))
 		case opUpdate:
-			fmt.Fprintf(&b, "  update %s %s\n", h.key(o.key), o.state)
+			fmt.Fprintf(&b, "  update %s %s, +%d restarts\n", h.key(o.key), o.state, o.restarts)
 		case opDelete:
 			fmt.Fprintf(&b, "  delete %s\n", h.key(o.key))
 		case opRecreate:
-			fmt.Fprintf(&b, "  recreate %s %s\n", h.key(o.key), o.state)
+			fmt.Fprintf(&b, "  recreate %s %s%s\n", h.key(o.key), o.state, h.ownerText(o.key, o.rev))
 		case opCut:
-			b.WriteString("  cut the watch\n")
+			fmt.Fprintf(&b, "  cut the watch of context %d\n", o.ctx)
 		case opCompact:
-			b.WriteString("  compact and cut: relist\n")
+			fmt.Fprintf(&b, "  compact and cut context %d: relist\n", o.ctx)
 		case opPause:
 			fmt.Fprintf(&b, "  pause %s\n", o.pause)
+		case opRevision:
+			fmt.Fprintf(&b, "  %s rolls out revision %d\n", workloads[o.key], o.rev)
+		case opDisconnect:
+			fmt.Fprintf(&b, "  context %d disconnects\n", o.ctx)
+		case opReconnect:
+			fmt.Fprintf(&b, "  context %d reconnects\n", o.ctx)
+		case opTidy:
+			b.WriteString("  tidy: every pod judged becomes ready, the rollouts complete\n")
+		case opRollBack:
+			fmt.Fprintf(&b, "  %s rolls out, its pod left behind crash-loops, and it rolls back to it\n", workloads[o.key])
 		}
 	}
 	return b.String()
@@ -257,76 +368,166 @@ type result struct {
 	truth   *truth
 	settled bool
 	early   bool // the run ended before the history was played out
+	// metWhileLost: the run ended met while a context was disconnected.
+	metWhileLost bool
+}
+
+// player is a history being played: one sim per context, the workloads
+// of a history about targets, and the run.
+type player struct {
+	h      *history
+	sims   []*sim
+	world  *world
+	tr     *truth
+	res    *result
+	stdout *lockedBuffer
+	stderr *lockedBuffer
+	done   chan podsync.Outcome
+}
+
+// simOf is the sim of the context of key.
+func (p *player) simOf(key string) *sim {
+	_, name, _ := strings.Cut(key, "/")
+	if c, ok := strings.CutPrefix(name, "zz-sentinel-"); ok {
+		n, _ := strconv.Atoi(c)
+		return p.sims[n]
+	}
+	if isSentinel(key) {
+		return p.sims[0]
+	}
+	return p.sims[int(name[0]-'p')]
+}
+
+// sentinelOf is the sentinel of context c.
+func sentinelOf(c int) string {
+	if c == 0 {
+		return sentinel
+	}
+	return fmt.Sprintf("%s-%d", sentinel, c)
+}
+
+func (p *player) put(key string, st podState, rev int, restarts int32) {
+	p.tr.put(p.simOf(key), key, st, rev, restarts)
 }
 
 // play runs the history through a podsync run.
 func play(h *history) (*result, error) {
-	sim := newSim(h.format == "table" || h.format == "wide")
-	sim.pageSize, sim.failFirstList = h.pageSize, h.failFirstList
-	sim.production = h.production
-	tr := newTruth()
+	p := &player{h: h, done: make(chan podsync.Outcome, 1)}
+	tr := newTruth(h)
+	p.tr = tr
+	for range h.contexts {
+		s := newSim(h.format == "table" || h.format == "wide")
+		s.pageSize, s.failFirstList = h.pageSize, h.failFirstList
+		s.production = h.production
+		p.sims = append(p.sims, s)
+	}
 	for k := range h.keys() {
 		if st, ok := h.initial[k]; ok {
-			tr.put(sim, h.key(k), st)
+			p.put(h.key(k), st, h.initialRev[k], h.initialRestarts[k])
 		}
 	}
-	if h.check {
-		tr.put(sim, sentinel, runningNotReady)
+	if h.check && !h.once {
+		for c := range h.contexts {
+			p.put(sentinelOf(c), runningNotReady, 1, 0)
+		}
+	}
+	if h.targets {
+		p.world = newWorld(tr, h.once)
 	}
 	cfg, stdout, stderr, err := h.config()
 	if err != nil {
 		return nil, err
 	}
+	p.stdout, p.stderr = stdout, stderr
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	done := make(chan podsync.Outcome, 1)
-	go func() { done <- podsync.Run(ctx, cfg, podsync.Cluster{Source: sim.source()}) }()
+	done := p.done
+	clusters := p.clusters()
+	go func() { done <- podsync.Run(ctx, cfg, clusters...) }()
 	res := &result{h: h, truth: tr}
-	select {
-	case <-sim.listed:
-	case out := <-done:
-		select {
-		case <-sim.listed: // a check that failed on the first page
-			done <- out
-		default:
-			return nil, fmt.Errorf("the run ended before it listed: %+v", out)
+	p.res = res
+	listed := func() bool {
+		for _, s := range p.sims {
+			select {
+			case <-s.listed:
+				return true
+			default:
+			}
 		}
-	case <-time.After(time.Minute):
-		return nil, fmt.Errorf("no list within a minute")
+		return false
 	}
-	ended := h.apply(sim, tr, done)
+wait:
+	for _, s := range p.sims {
+		select {
+		case <-s.listed:
+		case out := <-done:
+			// A check that failed on a first page, or on the first list of
+			// one context before another listed.
+			done <- out
+			if !listed() {
+				return nil, fmt.Errorf("the run ended before it listed: %+v\n%s", out, stderr)
+			}
+			break wait
+		case <-time.After(time.Minute):
+			return nil, fmt.Errorf("no list within a minute")
+		}
+	}
+	ended := p.apply()
 	if ended == nil {
-		res.settled, ended = waitSettled(res, sim, stdout, done)
+		res.settled, ended = p.waitSettled()
 	}
 	if ended != nil {
 		// A check that failed fast: what follows was never printed.
 		res.outcome, res.early = *ended, true
 	} else {
-		res.outcome = finish(res, sim, tr, stdout, done, cancel)
+		res.outcome = p.finish(cancel)
 	}
 	res.stdout, res.stderr = stdout.String(), stderr.String()
-	tr.markInitial(sim)
+	tr.markInitial(p.simOf)
 	return res, nil
+}
+
+// clusters are the run's clusters: one per context, each its own sim.
+// With several, the run's connection hears each sim's requests, as it
+// hears a built source's.
+func (p *player) clusters() []podsync.Cluster {
+	if len(p.sims) == 1 {
+		c := podsync.Cluster{Source: p.sims[0].source()}
+		if p.world != nil {
+			c.Clients = &podsync.Clients{Kube: p.world.api, KubeWatch: p.world.api}
+		}
+		return []podsync.Cluster{c}
+	}
+	var out []podsync.Cluster
+	for i, s := range p.sims {
+		out = append(out, podsync.Cluster{Name: fmt.Sprintf("c%d", i), Dial: func(r source.Reporter) source.Source {
+			s.reporter = r
+			return s.source().Retrying(source.Backoff())
+		}})
+	}
+	return out
 }
 
 // apply plays the steps; it stops early if the run ends (a check that
 // failed fast) and returns that outcome.
-func (h *history) apply(sim *sim, tr *truth, done chan podsync.Outcome) *podsync.Outcome {
+func (p *player) apply() *podsync.Outcome {
+	h, tr := p.h, p.tr
 	for _, o := range h.ops {
 		select {
-		case out := <-done:
+		case out := <-p.done:
 			return &out
 		default:
 		}
 		key := h.key(o.key)
+		sim := p.simOf(key)
 		switch o.kind {
 		case opCreate:
 			if sim.get(key) == nil {
-				tr.put(sim, key, o.state)
+				p.put(key, o.state, o.rev, 0)
 			}
 		case opUpdate:
 			if sim.get(key) != nil {
-				tr.put(sim, key, o.state)
+				p.put(key, o.state, 0, o.restarts)
 			}
 		case opDelete:
 			if sim.get(key) != nil {
@@ -336,17 +537,103 @@ func (h *history) apply(sim *sim, tr *truth, done chan podsync.Outcome) *podsync
 			if sim.get(key) != nil {
 				tr.remove(sim, key)
 			}
-			tr.put(sim, key, o.state)
+			p.put(key, o.state, o.rev, 0)
 		case opCut:
-			sim.cut()
+			p.sims[o.ctx].cut()
 		case opCompact:
-			sim.compact()
-			sim.cut()
+			p.sims[o.ctx].compact()
+			p.sims[o.ctx].cut()
 		case opPause:
 			time.Sleep(o.pause)
+		case opRevision:
+			if out := p.rollOut(workloads[o.key], o.rev); out != nil {
+				return out
+			}
+		case opDisconnect:
+			p.sims[o.ctx].disconnect()
+		case opReconnect:
+			p.sims[o.ctx].reconnect()
+		case opTidy:
+			p.tidy()
+		case opRollBack:
+			if out := p.rollBack(workloads[o.key]); out != nil {
+				return out
+			}
 		}
 	}
 	return nil
+}
+
+// tidy makes every pod judged ready. With targets, it completes the
+// rollouts as their controllers would: a pod of a revision being replaced
+// is replaced by one of the current revision, web keeps as many pods as
+// it wants, and db gets as many as it wants. Pods no target owns stay as
+// they are: they must not matter.
+func (p *player) tidy() {
+	h, tr := p.h, p.tr
+	have := map[string]int32{}
+	for k := range h.keys() {
+		key := h.key(k)
+		sim := p.simOf(key)
+		owner := tr.ownerOf(key)
+		present := sim.get(key) != nil
+		switch {
+		case !tr.judged(key):
+		case owner == "" && present:
+			p.put(key, runningReady, 0, 0)
+		case owner == "":
+		case have[owner] >= desired[owner]:
+			if present {
+				tr.remove(sim, key)
+			}
+		default:
+			rev := tr.current[owner]
+			if present && tr.revOf(key) != rev {
+				tr.remove(sim, key)
+				present = false
+			}
+			p.put(key, runningReady, rev, 0)
+			have[owner]++
+		}
+	}
+}
+
+// rollOut has workload roll out revision rev, once the run has seen the
+// pods as they are: the model judges each state of a pod against the
+// revision rolled out at that moment, and the run can only judge the
+// states its watch has brought.
+func (p *player) rollOut(workload string, rev int) *podsync.Outcome {
+	if _, out := p.waitSettled(); out != nil {
+		return out
+	}
+	if err := p.world.rollOut(workload, rev); err != nil {
+		panic(err)
+	}
+	p.tr.rollOut(workload, rev)
+	return nil
+}
+
+// rollBack plays a fix rolled out over a pod and rolled back: one of
+// workload's pods is left behind by a rollout to the other revision, then
+// crash-loops (spared: it is being replaced), and the workload rolls back
+// to it: from then on it fails the check, without any change of its own.
+func (p *player) rollBack(workload string) *podsync.Outcome {
+	h, tr := p.h, p.tr
+	key := ""
+	for k := range h.keys() {
+		if h.owners[k] == workload && (key == "" || p.simOf(h.key(k)).get(h.key(k)) != nil) {
+			key = h.key(k)
+		}
+	}
+	if p.simOf(key).get(key) == nil {
+		p.put(key, runningReady, tr.current[workload], 0)
+	}
+	rev := tr.revOf(key)
+	if out := p.rollOut(workload, 3-rev); out != nil {
+		return out
+	}
+	p.put(key, crashLooping, 0, 0)
+	return p.rollOut(workload, rev)
 }
 
 // settleTime bounds how long a played history may take to show its final
@@ -354,66 +641,118 @@ func (h *history) apply(sim *sim, tr *truth, done chan podsync.Outcome) *podsync
 // alone takes a few seconds.
 const settleTime = 45 * time.Second
 
-// waitSettled waits until the sim has sent every change to an open watch,
-// and the printed stream shows the final state of every pod and has been
-// quiet for a moment since; it returns the outcome instead if the run ends
-// meanwhile.
-func waitSettled(res *result, sim *sim, stdout *lockedBuffer, done chan podsync.Outcome) (bool, *podsync.Outcome) {
+// waitSettled waits until every sim that is up has sent every change to
+// an open watch, and the printed stream shows the final state of every pod
+// and has been quiet for a moment since; it returns the outcome instead if
+// the run ends meanwhile.
+func (p *player) waitSettled() (bool, *podsync.Outcome) {
 	deadline := time.Now().Add(settleTime)
 	last, quietSince := "", time.Now()
 	for time.Now().Before(deadline) {
 		select {
-		case out := <-done:
+		case out := <-p.done:
 			return false, &out
 		case <-time.After(20 * time.Millisecond):
 		}
-		text := stdout.String()
-		if text != last || !sim.caughtUp() {
+		text := p.stdout.String()
+		if text != last || !p.caughtUp() {
 			last, quietSince = text, time.Now()
 			continue
 		}
-		obs, err := parse(res.h, text)
-		res.truth.markInitial(sim)
-		if err == nil && time.Since(quietSince) > 150*time.Millisecond && len(finalGaps(res.h, res.truth, obs, false)) == 0 {
+		obs, err := parse(p.h, text)
+		p.tr.markInitial(p.simOf)
+		if err == nil && time.Since(quietSince) > 150*time.Millisecond && len(finalGaps(p.h, p.tr, obs)) == 0 {
 			return true, nil
 		}
 	}
 	if os.Getenv("PODSYNC_MODEL_DEBUG") != "" {
-		obs, err := parse(res.h, stdout.String())
-		fmt.Fprintf(os.Stderr, "not settled: caught up %v, parse %v, gaps %v\n", sim.caughtUp(), err, finalGaps(res.h, res.truth, obs, false))
+		obs, err := parse(p.h, p.stdout.String())
+		fmt.Fprintf(os.Stderr, "not settled: caught up %v, parse %v, gaps %v\n", p.caughtUp(), err, finalGaps(p.h, p.tr, obs))
 	}
 	return false, nil
 }
 
-// finish ends the run: for a check it deletes the sentinel and gives the
-// run a moment to be met; otherwise, or when it is not met, it ends the
-// run as --timeout would.
-func finish(res *result, sim *sim, tr *truth, stdout *lockedBuffer, done chan podsync.Outcome, cancel context.CancelCauseFunc) podsync.Outcome {
-	if res.h.check {
-		select {
-		case out := <-done:
-			return out
-		default:
+// caughtUp: every sim that is up has sent every change to an open watch.
+func (p *player) caughtUp() bool {
+	for _, s := range p.sims {
+		if !s.isDown() && !s.caughtUp() {
+			return false
 		}
-		tr.remove(sim, sentinel)
+	}
+	return true
+}
+
+// finish ends the run: for a check it deletes the sentinels and gives the
+// run a moment to be met; otherwise, or when it is not met, it ends the
+// run as --timeout would. With targets, the workloads' controllers first
+// report the pods left. A context lost at the end loses its connection
+// once its sentinel is gone and printed so: the run must not be met while
+// it is lost; it reconnects, unless it stays lost.
+func (p *player) finish(cancel context.CancelCauseFunc) podsync.Outcome {
+	h := p.h
+	ended := func() (podsync.Outcome, bool) {
 		select {
-		case out := <-done:
+		case out := <-p.done:
+			return out, true
+		default:
+			return podsync.Outcome{}, false
+		}
+	}
+	if h.check && !h.once {
+		if out, ok := ended(); ok {
+			return out
+		}
+		if p.world != nil {
+			if err := p.world.finish(p.tr); err != nil {
+				panic(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if h.lostAtEnd >= 0 {
+			lost := p.sims[h.lostAtEnd]
+			p.tr.remove(lost, sentinelOf(h.lostAtEnd))
+			if _, out := p.waitSettled(); out != nil {
+				return *out
+			}
+			// The run knows of it once a request fails: until then, no
+			// one could tell.
+			said := fmt.Sprintf("lost the connection to the API server of context c%d", h.lostAtEnd)
+			before := strings.Count(p.stderr.String(), said)
+			lost.disconnect()
+			for deadline := time.Now().Add(20 * time.Second); strings.Count(p.stderr.String(), said) == before && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		for c := range h.contexts {
+			if c != h.lostAtEnd {
+				p.tr.remove(p.sims[c], sentinelOf(c))
+			}
+		}
+		select {
+		case out := <-p.done:
+			if h.lostAtEnd >= 0 && out.Verdict == podsync.Met {
+				p.res.metWhileLost = true
+			}
 			return out
 		case <-time.After(400 * time.Millisecond):
 		}
-		// The deletion of the sentinel must have been printed too.
-		if _, ended := waitSettled(res, sim, stdout, done); ended != nil {
-			return *ended
+		if h.lostAtEnd >= 0 && !h.staysLost {
+			p.sims[h.lostAtEnd].reconnect()
+		}
+		// The deletion of the sentinels must have been printed too.
+		if _, out := p.waitSettled(); out != nil {
+			if h.staysLost && out.Verdict == podsync.Met {
+				p.res.metWhileLost = true
+			}
+			return *out
 		}
 	}
-	select {
-	case out := <-done:
+	if out, ok := ended(); ok {
 		return out
-	default:
 	}
 	cancel(podsync.ErrTimeout)
 	select {
-	case out := <-done:
+	case out := <-p.done:
 		return out
 	case <-time.After(time.Minute):
 		return podsync.Outcome{Verdict: podsync.Broken, Err: fmt.Errorf("the run did not end within a minute of its timeout")}
@@ -429,13 +768,17 @@ func (h *history) config() (podsync.Config, *lockedBuffer, *lockedBuffer, error)
 	if err := c.ParseFlags(h.outputArgs()); err != nil {
 		return podsync.Config{}, nil, nil, err
 	}
-	w, err := output.New(output.Options{PrintFlags: pf, AllNamespaces: h.allNamespaces(), WatchOnly: h.watchOnly, Out: stdout})
+	var contexts []string
+	for i := range h.contexts {
+		contexts = append(contexts, fmt.Sprintf("c%d", i))
+	}
+	w, err := output.New(output.Options{PrintFlags: pf, AllNamespaces: h.allNamespaces(), WatchOnly: h.watchOnly, Out: stdout, Contexts: contexts})
 	if err != nil {
 		return podsync.Config{}, nil, nil, err
 	}
 	flags := check.Flags{MinPods: check.Unset, MaxRestarts: check.Unset}
 	if h.check {
-		flags.Until, flags.UntilSet, flags.MinPods = h.until, true, h.minPods
+		flags.Until, flags.UntilSet, flags.MinPods, flags.MaxRestarts = h.until, true, h.minPods, h.maxRestarts
 	}
 	spec, err := flags.Spec()
 	if err != nil {
@@ -447,7 +790,10 @@ func (h *history) config() (podsync.Config, *lockedBuffer, *lockedBuffer, error)
 	}
 	cfg := podsync.Config{
 		Scope: scope, Output: w, Stdout: stdout, ErrOut: stderr, Check: spec,
-		Workers: h.workers, MaxRetries: 5, WatchOnly: h.watchOnly,
+		Workers: h.workers, MaxRetries: 5, WatchOnly: h.watchOnly, Once: h.once,
+	}
+	if h.targets {
+		cfg.Scope, cfg.Targets = podsync.Scope{Namespace: "a"}, modelTargets
 	}
 	if h.resync {
 		cfg.Resync = time.Second

@@ -15,11 +15,22 @@ import (
 )
 
 // truth is what really happened to each pod name: its incarnations (a new
-// UID each), in order, and each incarnation's states by resourceVersion.
+// UID each), in order, and each incarnation's states by resourceVersion;
+// with targets, which revision each workload rolls out.
 type truth struct {
 	mu    sync.Mutex
+	h     *history
 	keys  map[string][]*podRecord
 	extra int
+	// owner of each key (targets), and the revision each workload rolls
+	// out now.
+	owner   map[string]string
+	current map[string]int
+	// failed: at some moment a pod showed what fails the check (a
+	// --fail-on reason, more restarts than --max-restarts) while it was
+	// judged: not being deleted, and with targets one of theirs, at the
+	// revision they roll out.
+	failed bool
 }
 
 type podRecord struct {
@@ -30,18 +41,32 @@ type podRecord struct {
 	// is its state in the first list that succeeded, if it was there.
 	initial   bool
 	initialRV string
+	// rev: its revision (targets); restarts: its container's restarts.
+	rev      int
+	restarts int32
 }
 
 type stateRecord struct {
-	rv    string
-	state podState
+	rv       string
+	state    podState
+	restarts int32
 }
 
-func newTruth() *truth { return &truth{keys: map[string][]*podRecord{}} }
+func newTruth(h *history) *truth {
+	t := &truth{h: h, keys: map[string][]*podRecord{}, owner: map[string]string{}, current: map[string]int{}}
+	for k, o := range h.owners {
+		t.owner[h.key(k)] = o
+	}
+	for w, rev := range h.startRev {
+		t.current[w] = rev
+	}
+	return t
+}
 
-// put writes a new state of key to the sim: a new incarnation when the
-// name is free, else the next state of the current one.
-func (t *truth) put(s *sim, key string, st podState) {
+// put writes a new state of key to the sim: a new incarnation at revision
+// rev with restarts restarts when the name is free, else the next state of
+// the current one, restarts more.
+func (t *truth) put(s *sim, key string, st podState, rev int, restarts int32) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ns, name, _ := strings.Cut(key, "/")
@@ -49,13 +74,36 @@ func (t *truth) put(s *sim, key string, st podState) {
 	var cur *podRecord
 	if n := len(recs); n > 0 && !recs[n-1].deleted {
 		cur = recs[n-1]
+		cur.restarts += restarts
 	} else {
-		cur = &podRecord{inc: n + 1}
+		cur = &podRecord{inc: n + 1, rev: rev, restarts: restarts}
 		t.keys[key] = append(recs, cur)
 	}
 	t.extra++
-	s.put(newSimPod(ns, name, cur.inc, st, strconv.Itoa(t.extra)))
-	cur.states = append(cur.states, stateRecord{rv: s.get(key).Labels["rv"], state: st})
+	p := newSimPod(ns, name, cur.inc, st, strconv.Itoa(t.extra))
+	p.Status.ContainerStatuses[0].RestartCount = cur.restarts
+	if o := t.ownerOf(key); o != "" {
+		decorate(p, o, cur.rev)
+	}
+	s.put(p)
+	cur.states = append(cur.states, stateRecord{rv: s.get(key).Labels["rv"], state: st, restarts: cur.restarts})
+	t.noteFailures()
+}
+
+// revOf is the revision of key's pod.
+func (t *truth) revOf(key string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	recs := t.keys[key]
+	return recs[len(recs)-1].rev
+}
+
+// ownerOf is the owner of key's pods with targets ("" without).
+func (t *truth) ownerOf(key string) string {
+	if isSentinel(key) && t.h.targets {
+		return "zz"
+	}
+	return t.owner[key]
 }
 
 func (t *truth) remove(s *sim, key string) {
@@ -66,12 +114,87 @@ func (t *truth) remove(s *sim, key string) {
 	recs[len(recs)-1].deleted = true
 }
 
+// rollOut records that workload rolls out revision rev from now on.
+func (t *truth) rollOut(workload string, rev int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.current[workload] = rev
+	t.noteFailures()
+}
+
+// judged: the run judges the pods of key (with targets, only its targets'
+// pods are).
+func (t *truth) judged(key string) bool {
+	return !t.h.targets || owned(t.ownerOf(key))
+}
+
+// spared: the pod belongs to a revision its workload is replacing.
+func (t *truth) spared(key string, r *podRecord) bool {
+	o := t.ownerOf(key)
+	return t.h.targets && t.current[o] != 0 && r.rev != t.current[o]
+}
+
+// failing: the pod's state st fails the check, its restarts counted from
+// baseline.
+func (t *truth) failing(st stateRecord, baseline int32) bool {
+	if st.state == terminating {
+		return false
+	}
+	return st.state == crashLooping || st.state == failedPhase ||
+		t.h.maxRestarts != check.Unset && st.restarts-baseline > int32(t.h.maxRestarts)
+}
+
+// noteFailures notes whether a present pod fails the check now. Its
+// restarts are counted from the fewest it had when the run may have first
+// seen it.
+func (t *truth) noteFailures() {
+	for key, recs := range t.keys {
+		last := recs[len(recs)-1]
+		if isSentinel(key) || last.deleted || !t.judged(key) || t.spared(key, last) {
+			continue
+		}
+		if t.failing(last.states[len(last.states)-1], last.states[0].restarts) {
+			t.failed = true
+		}
+	}
+}
+
+// rolloutStatus is what the workloads' controllers report of the pods
+// left: pods being deleted are not counted; updated ones run the revision
+// rolled out.
+func (t *truth) rolloutStatus() map[string]rolloutStatus {
+	out := map[string]rolloutStatus{}
+	for key, recs := range t.keys {
+		last := recs[len(recs)-1]
+		o := t.ownerOf(key)
+		st := last.states[len(last.states)-1].state
+		if last.deleted || st == terminating || t.current[o] == 0 {
+			continue
+		}
+		s := out[o]
+		s.replicas++
+		if last.rev == t.current[o] {
+			s.updated++
+		}
+		// A Deployment's available pods are its updated ones once no old
+		// one is left (its rule asks for that too), and a DaemonSet's
+		// those it updated; a StatefulSet counts every ready pod, whatever
+		// its revision.
+		if st == runningReady && (o == "db" || last.rev == t.current[o]) {
+			s.ready++
+		}
+		out[o] = s
+	}
+	return out
+}
+
 // markInitial notes the incarnations that a run may print as SYNC: those
 // the sim's lists showed, up to the first list that succeeded.
-func (t *truth) markInitial(s *sim) {
+func (t *truth) markInitial(simOf func(key string) *sim) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for key, recs := range t.keys {
+		s := simOf(key)
 		for _, r := range recs {
 			var listed string
 			r.initial, listed = s.maySync(key, r.inc)
@@ -92,20 +215,8 @@ func (t *truth) incarnation(key string, inc int) *podRecord {
 	return nil
 }
 
-// failed: a state of some pod that fails a check with the default
-// --fail-on reasons.
-func (t *truth) everFailed() bool {
-	for key, recs := range t.keys {
-		for _, r := range recs {
-			for _, s := range r.states {
-				if key != sentinel && (s.state == crashLooping || s.state == failedPhase) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
+// isSentinel: key is the sentinel of one of the contexts.
+func isSentinel(key string) bool { return strings.HasPrefix(key, sentinel) }
 
 // obs is one printed message as far as its format shows it: kind "" when
 // the format does not show it; inc 0 and rv "" when it shows no state.
@@ -128,7 +239,7 @@ func parse(h *history, text string) ([]obs, error) {
 	case "yaml":
 		return parseYAML(text)
 	case "name":
-		return parseName(text)
+		return parseName(h, text)
 	case "table", "wide":
 		return parseTable(h, text)
 	}
@@ -195,9 +306,12 @@ var namePattern = regexp.MustCompile(`^pod/(\S+) (synced|added|updated|gone)$`)
 
 var verbKinds = map[string]string{"synced": "SYNC", "added": "ADD", "updated": "UPDATE", "gone": "GONE"}
 
-func parseName(text string) ([]obs, error) {
+func parseName(h *history, text string) ([]obs, error) {
 	var out []obs
 	for _, line := range lines(text) {
+		if h.contexts > 1 {
+			_, line, _ = strings.Cut(line, " ") // CONTEXT pod/NAME VERB
+		}
 		m := namePattern.FindStringSubmatch(line)
 		if m == nil {
 			return nil, fmt.Errorf("line %q is not pod/NAME VERB", line)
@@ -215,6 +329,9 @@ func parseTable(h *history, text string) ([]obs, error) {
 		f := strings.Fields(line)
 		if f[0] == "EVENT" {
 			continue
+		}
+		if h.contexts > 1 {
+			f = append(f[:1:1], f[2:]...) // CONTEXT: names tell the contexts apart
 		}
 		ns := "a"
 		if h.allNamespaces() {
@@ -289,15 +406,15 @@ func byKey(all []obs) map[string][]obs {
 // finalGaps lists the pods whose final state the stream does not show: a
 // pod that exists last printed with its current state (or, with
 // --watch-only, never printed and unchanged since the list), a deleted pod
-// last printed GONE (or never printed). With the sentinel gone too
-// (sentinelGone), it must be GONE.
-func finalGaps(h *history, t *truth, all []obs, sentinelGone bool) []string {
+// last printed GONE (or never printed). A sentinel still there is not
+// waited for; a pod no target owns is never printed (see checkKey).
+func finalGaps(h *history, t *truth, all []obs) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	printed := byKey(all)
 	var gaps []string
 	for key, recs := range t.keys {
-		if key == sentinel && !sentinelGone {
+		if isSentinel(key) && !recs[len(recs)-1].deleted || !t.judged(key) {
 			continue
 		}
 		if gap := finalGap(h, recs[len(recs)-1], printed[key]); gap != "" {
@@ -364,12 +481,14 @@ func checkRun(r *result) []string {
 		if !r.settled {
 			bad = append(bad, "the stream never showed the final state")
 		}
-		for _, g := range finalGaps(r.h, r.truth, all, r.h.check) {
+		for _, g := range finalGaps(r.h, r.truth, all) {
 			bad = append(bad, "final state: "+g)
 		}
 	}
 	bad = append(bad, r.checkCounts(all)...)
 	bad = append(bad, r.checkPrintErrors()...)
+	bad = append(bad, r.checkOnce(all)...)
+	bad = append(bad, r.checkForeign()...)
 	return append(bad, r.checkVerdict()...)
 }
 
@@ -385,7 +504,7 @@ func (r *result) checkPrintErrors() []string {
 		last := recs[len(recs)-1]
 		st := last.states[len(last.states)-1]
 		quiet := r.h.watchOnly && st.rv == last.initialRV
-		if last.deleted || printable(st.state) || quiet {
+		if last.deleted || printable(st.state) || quiet || !r.truth.judged(key) {
 			continue
 		}
 		re := regexp.MustCompile(`(?m)^error: print (SYNC|ADD|UPDATE|GONE) ` + regexp.QuoteMeta(key) + `: .*"printable"`)
@@ -402,6 +521,9 @@ func (r *result) checkKey(key string, msgs []obs) []string {
 	recs := r.truth.keys[key]
 	if recs == nil {
 		return []string{fmt.Sprintf("%s: printed, but no such pod ever existed", key)}
+	}
+	if !r.truth.judged(key) {
+		return []string{fmt.Sprintf("%s: printed, but no target controls it (%s)", key, r.truth.ownerOf(key))}
 	}
 	kinds := r.h.showsKinds()
 	states := r.h.format != "name"
@@ -477,7 +599,10 @@ func (r *result) checkKind(key string, prev, m *obs, i int) []string {
 		return []string{fmt.Sprintf("%s: a pod first printed as UPDATE: %s", key, m)}
 	case !newInc && m.kind == "ADD":
 		return []string{fmt.Sprintf("%s: ADD for a pod printed before: %s after %s", key, m, prev)}
-	case newInc && m.kind == "ADD" && initial && i == 0:
+	case newInc && m.kind == "ADD" && i == 0 && (rec != nil && rec.initial || m.inc == 0 && len(r.truth.keys[key]) == 1 && initial):
+		// Without incarnations (-o name), an ADD first may be of a later
+		// pod of the name: one of the list, deleted before a worker took
+		// it, need never be printed.
 		return []string{fmt.Sprintf("%s: a pod of the initial list printed as ADD: %s", key, m)}
 	}
 	return nil
@@ -498,8 +623,8 @@ var eventsLine = regexp.MustCompile(`(?m)^Events:   SYNC (\d+), ADD (\d+), UPDAT
 
 // checkCounts: the summary counts each printed message once.
 func (r *result) checkCounts(all []obs) []string {
-	if !r.h.showsKinds() {
-		return nil
+	if !r.h.showsKinds() || r.h.once && !r.h.check {
+		return nil // a plain --once has no summary
 	}
 	// Every played run ends with a summary: a check's verdict, or the
 	// end the test gives it as --timeout would.
@@ -524,10 +649,12 @@ func (r *result) checkCounts(all []obs) []string {
 	return bad
 }
 
-// checkVerdict: the exit code is what the true final state says. A run
-// that failed fast needs a failure that really happened; a failure in the
-// final state must fail it; otherwise it is met exactly when the final
-// state (the sentinel gone) meets the check (see finalVerdict).
+// checkVerdict: the exit code is what the truth says. A run that failed
+// fast needs a failure that really happened (truth.failed); a failure in
+// the final state must fail it; otherwise it is met exactly when the final
+// state (the sentinels gone) meets the check (see finalVerdict). --once
+// judges the state before the run the same way. A run is never met while
+// one of its contexts is disconnected.
 func (r *result) checkVerdict() []string {
 	code := r.outcome.ExitCode()
 	if !r.h.check {
@@ -536,9 +663,15 @@ func (r *result) checkVerdict() []string {
 		}
 		return nil
 	}
-	failedEver, failedNow, met := r.truth.everFailed(), false, false
-	if !r.early {
+	if r.metWhileLost {
+		return []string{fmt.Sprintf("exit %d while context %d was disconnected", code, r.h.lostAtEnd)}
+	}
+	failedEver, failedNow, met := r.truth.failed, false, false
+	if !r.early || r.h.once {
 		failedNow, met = r.finalVerdict()
+	}
+	if r.h.staysLost {
+		met = false // its last known state is no verdict
 	}
 	switch {
 	case code == podsync.ExitFailed && !failedEver:
@@ -555,24 +688,54 @@ func (r *result) checkVerdict() []string {
 	return nil
 }
 
-// finalVerdict judges the true final state as the history's check with
-// the default --fail-on does: --until ready is met when every counted pod
-// (pods being deleted aside) is ready and at least --min-pods (1 when not
-// given) are counted; --until gone when no pod is left, being deleted or
-// not, and --min-pods does not change that.
+// finalVerdict judges the true final state as the contract states the
+// history's check, with the default --fail-on:
+//   - a pod fails it when it shows CrashLoopBackOff or phase Failed, or
+//     (--max-restarts N) its container restarted more than N times since
+//     the run first saw it (since its creation for a pod that appeared
+//     later); pods being deleted never fail it;
+//   - --until ready is met when every counted pod (pods being deleted
+//     aside) is ready and at least --min-pods are counted (when not given,
+//     1; with targets, 0: each target's rule says how many it wants);
+//   - --until gone is met when no pod is left, being deleted or not, and
+//     --min-pods does not change that.
+//
+// With several contexts, the check is met when it is met in each context,
+// on that context's pods alone. With targets, only the pods they control
+// count. A pod of a revision
+// its workload is replacing never fails the check. Deployment web is
+// rolled out when every pod it wants runs its current revision, no pod of
+// another is left (pods being deleted aside), and each is ready;
+// StatefulSet db when it has as many ready pods as it wants and as many
+// at its update revision, whatever the revisions of the others;
+// DaemonSet ds when each node it wants runs a pod of its newest revision,
+// ready.
 func (r *result) finalVerdict() (failed, met bool) {
+	met = true
+	for c := range r.h.contexts {
+		f, m := r.finalVerdictIn(c)
+		failed, met = failed || f, met && m
+	}
+	return failed, met
+}
+
+// finalVerdictIn judges context c alone.
+func (r *result) finalVerdictIn(c int) (failed, met bool) {
+	t := r.truth
 	counted, ready, present := 0, 0, 0
-	for key, recs := range r.truth.keys {
+	for key, recs := range t.keys {
 		last := recs[len(recs)-1]
-		if key == sentinel || last.deleted {
+		if isSentinel(key) || last.deleted || !t.judged(key) || contextOf(key) != c {
 			continue
 		}
 		present++
-		switch last.states[len(last.states)-1].state {
+		st := last.states[len(last.states)-1]
+		if t.failing(st, r.baseline(last)) && !t.spared(key, last) {
+			failed = true
+		}
+		switch st.state {
 		case terminating:
 			continue
-		case crashLooping, failedPhase:
-			failed = true
 		case runningReady:
 			ready++
 		}
@@ -584,6 +747,98 @@ func (r *result) finalVerdict() (failed, met bool) {
 	want := r.h.minPods
 	if want == check.Unset {
 		want = 1
+		if r.h.targets {
+			want = 0
+		}
 	}
-	return failed, ready == counted && counted >= want
+	met = ready == counted && counted >= want
+	if r.h.targets {
+		st := t.rolloutStatus()
+		web, db, ds := st["web"], st["db"], st["ds"]
+		met = met && web.updated >= desired["web"] && web.replicas == web.updated && web.ready >= web.updated &&
+			db.ready >= desired["db"] && db.updated >= desired["db"] &&
+			ds.updated >= desired["ds"] && ds.ready >= desired["ds"]
+	}
+	return failed, met
+}
+
+// baseline is the count of restarts --max-restarts counts from for the
+// final state of a pod: those of the state of the run's first list, for a
+// pod of that list; none for a pod that appeared later.
+func (r *result) baseline(rec *podRecord) int32 {
+	if !rec.initial {
+		return 0
+	}
+	for _, st := range rec.states {
+		if st.rv == rec.initialRV {
+			return st.restarts
+		}
+	}
+	return rec.states[0].restarts
+}
+
+// checkOnce: --once prints each pod of the list as SYNC (nothing with
+// --watch-only), in its state before the run, and nothing else; when it
+// prints none without a check or targets, stderr says so as kubectl does.
+func (r *result) checkOnce(all []obs) []string {
+	if !r.h.once {
+		return nil
+	}
+	var bad []string
+	printed := byKey(all)
+	n := 0
+	for key, recs := range r.truth.keys {
+		if !r.truth.judged(key) {
+			continue
+		}
+		n++
+		msgs := printed[key]
+		want := 1
+		if r.h.watchOnly || r.h.format == "strict-template" && !printable(recs[0].states[0].state) {
+			want = 0
+		}
+		switch {
+		case len(msgs) != want:
+			bad = append(bad, fmt.Sprintf("--once: %s printed %d times, want %d: %v", key, len(msgs), want, msgs))
+		case want == 1 && (msgs[0].kind != "SYNC" && msgs[0].kind != "" || msgs[0].rv != "" && msgs[0].rv != recs[0].states[0].rv):
+			bad = append(bad, fmt.Sprintf("--once: %s printed as %s, want its SYNC at rv %s", key, msgs[0], recs[0].states[0].rv))
+		}
+	}
+	if n == 0 && !r.h.check && !r.h.targets && !strings.Contains(r.stderr, "No resources found") {
+		bad = append(bad, "--once found no pod and stderr does not say so")
+	}
+	return bad
+}
+
+// checkForeign: a pod that carries a target's labels but that no target
+// controls is named on stderr once per pod (once per incarnation); each
+// that is there at the end has been named.
+func (r *result) checkForeign() []string {
+	if !r.h.targets {
+		return nil
+	}
+	var bad []string
+	for key, recs := range r.truth.keys {
+		o := r.truth.ownerOf(key)
+		if r.truth.judged(key) {
+			continue
+		}
+		_, name, _ := strings.Cut(key, "/")
+		kind := map[string]string{"foreign-web": "deployment/web", "foreign-db": "statefulset/db", "foreign-ds": "daemonset/ds"}[o]
+		note := fmt.Sprintf("podsync: pod %s matches the selector of %s but is not controlled by it: not judged\n", name, kind)
+		n := strings.Count(r.stderr, note)
+		switch {
+		case n > len(recs):
+			bad = append(bad, fmt.Sprintf("%s (%d incarnations) named %d times", key, len(recs), n))
+		case n == 0 && !recs[len(recs)-1].deleted && (r.settled || r.h.once):
+			bad = append(bad, fmt.Sprintf("%s matches %s but is never named", key, kind))
+		}
+	}
+	return bad
+}
+
+// contextOf is the context of a key, told by the first letter of its name.
+func contextOf(key string) int {
+	_, name, _ := strings.Cut(key, "/")
+	return int(name[0] - 'p')
 }

@@ -210,9 +210,12 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 			w.conn = conn
 		}
 		var built source.Source
-		if w.targets != nil {
+		switch {
+		case c.Dial != nil:
+			built = c.Dial(conn)
+		case w.targets != nil:
 			built = w.targets.podSource(w.ctx, cfg, c.Clients, conn).Retrying(source.Backoff())
-		} else {
+		default:
 			built = podSource(cfg, c, conn)
 		}
 		if cfg.Once {

@@ -3,9 +3,12 @@ package podsync_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,8 +42,13 @@ type sim struct {
 	// production hands out rows as the run's own sources decode them: lean
 	// for the table, packed for the outputs that print the whole pod.
 	production bool
+	// reporter, when set, hears the result of each list and watch, as the
+	// run's connection hears a built source's (see podsync.Cluster.Dial).
+	reporter source.Reporter
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// down: the cluster cannot be reached; every list and watch is refused.
+	down      bool
 	rv        int64
 	pods      map[string]*corev1.Pod // by namespace/name
 	log       []simEvent
@@ -105,7 +113,48 @@ func (s *sim) row(p *corev1.Pod) *source.PodRow {
 	return r
 }
 
-func (s *sim) list(ctx context.Context, _ metav1.ListOptions) (*source.PodRowList, error) {
+// refused is what a request to a cluster that is down meets.
+var refused = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+
+func (s *sim) report(verb string, err error) {
+	if s.reporter != nil {
+		s.reporter.Result(verb, err)
+	}
+}
+
+func (s *sim) isDown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.down
+}
+
+// disconnect takes the cluster off the network: open watches end and
+// every request is refused until reconnect.
+func (s *sim) disconnect() {
+	s.mu.Lock()
+	s.down = true
+	s.mu.Unlock()
+	s.cut()
+}
+
+func (s *sim) reconnect() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = false
+}
+
+func (s *sim) list(ctx context.Context, opts metav1.ListOptions) (*source.PodRowList, error) {
+	if s.isDown() {
+		err := fmt.Errorf("list pods: %w", refused)
+		s.report("list", err)
+		return nil, err
+	}
+	out, err := s.listUp(ctx, opts)
+	s.report("list", err)
+	return out, err
+}
+
+func (s *sim) listUp(ctx context.Context, _ metav1.ListOptions) (*source.PodRowList, error) {
 	out, pages := s.snapshot()
 	for i, p := range pages {
 		source.ObservePage(ctx, p)
@@ -175,6 +224,12 @@ func (s *sim) watch(_ context.Context, opts metav1.ListOptions) (watch.Interface
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.down {
+		err := fmt.Errorf("watch pods: %w", refused)
+		s.report("watch", err)
+		return nil, err
+	}
+	defer s.report("watch", nil)
 	w := newSimWatcher(from)
 	if from < s.compacted {
 		status := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.compacted)).ErrStatus
