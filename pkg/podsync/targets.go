@@ -86,7 +86,10 @@ type targetRun struct {
 
 	// kinds maps the targets judged by their status; rules judge them.
 	kinds map[check.Target]statusKind
-	rules *health.Rules
+	// discovered holds what discovery said of each kind (a Target with
+	// only APIVersion and Kind): one request per kind, not per object.
+	discovered map[check.Target]statusKind
+	rules      *health.Rules
 	// home is the cluster's namespace, watched for pods when no target
 	// is namespaced.
 	home string
@@ -177,7 +180,7 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		selectors: map[check.Target]labels.Selector{}, owners: map[string][]*targetState{}, started: time.Now(),
 		stderr: s.stderr, uids: map[check.Target]types.UID{}, objects: map[check.Target]runtime.Object{},
 		replicaSets: map[string]*appsv1.ReplicaSet{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{},
-		links: map[string]link{}, kinds: map[check.Target]statusKind{}, rules: cfg.HealthRules}
+		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules}
 	var groups []*watchGroup
 	byProto := map[check.Target]*watchGroup{}
 	for _, tg := range targets {
@@ -265,9 +268,14 @@ func (t *targetRun) groupOf(ctx context.Context, c *Clients, tg check.Target) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	k, err := discoverKind(ctx, c, tg)
-	if err != nil {
-		return nil, err
+	kind := check.Target{APIVersion: tg.APIVersion, Kind: tg.Kind}
+	k, known := t.discovered[kind]
+	if !known {
+		var err error
+		if k, err = discoverKind(ctx, c, tg); err != nil {
+			return nil, err
+		}
+		t.discovered[kind] = k
 	}
 	t.kinds[tg] = k
 	if k.missing != "" {
