@@ -108,7 +108,7 @@ func (c *config) register(fl *flag.FlagSet) *listFlags {
 	fl.IntVar(&c.clusters, "clusters", 0, "after the sizes, start this many clusters (2 to 5) of -cluster-pods pods each and measure `kubectl podsync --context a,b,... -A --once` against one `kubectl get pods -A` per cluster (0: not)")
 	fl.IntVar(&c.clusterPods, "cluster-pods", 10000, "pods in each cluster of -clusters")
 	fl.IntVar(&c.crs, "crs", 1000, "at the end, on a cluster of its own, create this many Ready custom resources of one kind in one namespace and measure `kubectl podsync -f` on a manifest of them and of one, against `kubectl wait --for=condition=Ready --all` (0: not)")
-	fl.BoolVar(&c.crsOnly, "crs-only", false, "run only the custom resource scenario of -crs (no pods, no churn): a few minutes")
+	fl.BoolVar(&c.crsOnly, "crs-only", false, "run only the custom resource scenario of -crs (no pods, no churn), 3 runs unless -runs is given: some 15 minutes on two busy cores")
 	return l
 }
 
@@ -130,6 +130,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		c.smokeDefaults(fl, lists)
 	}
 	fl.Visit(func(f *flag.Flag) { c.shapeGiven = c.shapeGiven || f.Name == "pod-shape" })
+	if c.crsOnly {
+		c.crsOnlyDefaults(fl)
+	}
 	if err := c.parseLists(lists); err != nil {
 		return nil, usageError{err}
 	}
@@ -157,6 +160,17 @@ func (c *config) smokeDefaults(fl *flag.FlagSet, l *listFlags) {
 		if !set[name] {
 			apply()
 		}
+	}
+}
+
+// crsOnlyDefaults keeps -crs-only to a few minutes: 3 runs unless -runs
+// is given (`kubectl wait --all` takes about two minutes a run on two
+// busy cores).
+func (c *config) crsOnlyDefaults(fl *flag.FlagSet) {
+	runs := false
+	fl.Visit(func(f *flag.Flag) { runs = runs || f.Name == "runs" })
+	if !runs {
+		c.runs = 3
 	}
 }
 
