@@ -545,7 +545,7 @@ func (r *report) writeCustomResources(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "#### %d custom resources of one kind in one namespace\n\n", c.n)
-	fmt.Fprintf(b, "A Certificate-like kind (%s.%s, a status subresource, a Ready condition), %d objects in namespace %s, created and given status Ready=True in %s; every command must exit 0. Requests, in one more run of each command with -v=6: LIST / WATCH / GET of the kind as the API server counted them (apiserver_request_total, read once its watches of the kind had ended), and every request the client logged, discovery (/api, /apis, a group version, /openapi) in brackets.\n\n",
+	fmt.Fprintf(b, "A Certificate-like kind (%s.%s, a status subresource, a Ready condition), %d objects in namespace %s, created and given status Ready=True in %s; every command must exit 0. Requests, in one more run of each command with -v=6: LIST / WATCH / GET of the kind as the API server counted them (apiserver_request_total, read once its watches of the kind had ended; it counts a LIST narrowed to one name as a GET), and every request the client logged, discovery (/api, /apis, a group version, /openapi) in brackets.\n\n",
 		crResource, crGroup, c.n, crNamespace, c.load.Round(100*time.Millisecond))
 	if len(c.otherAPIServers) > 0 {
 		fmt.Fprintf(b, "Other kube-apiservers running on the machine meanwhile: %d (pids %v): numbers are noisier.\n\n", len(c.otherAPIServers), c.otherAPIServers)
