@@ -61,11 +61,20 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if rep.baseline, err = e.measureBaseline(ctx); err != nil {
 		return err
 	}
-	failed := e.measureSizes(ctx, tmp, rep)
+	var failed []error
+	if !cfg.crsOnly {
+		failed = e.measureSizes(ctx, tmp, rep)
+	}
 	if cfg.clusters > 0 && ctx.Err() == nil {
 		var err error
 		if rep.fleet, err = e.measureFleet(ctx, tmp); err != nil {
 			failed = append(failed, fmt.Errorf("%d clusters: %w", cfg.clusters, err))
+		}
+	}
+	if cfg.crs > 0 && ctx.Err() == nil {
+		var err error
+		if rep.crs, err = e.measureCustomResources(ctx, tmp); err != nil {
+			failed = append(failed, fmt.Errorf("%d custom resources: %w", cfg.crs, err))
 		}
 	}
 	rep.machineAfter = readMachine()

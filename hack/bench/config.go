@@ -50,6 +50,8 @@ type config struct {
 	apiArgs     []string
 	clusters    int
 	clusterPods int
+	crs         int  // custom resources of the custom resource scenario; 0: not run
+	crsOnly     bool // run only that scenario
 }
 
 // listFlags are the flags that are parsed into lists after flag.Parse.
@@ -105,6 +107,8 @@ func (c *config) register(fl *flag.FlagSet) *listFlags {
 	fl.StringVar(&l.apiArgs, "apiserver-args", defaultAPIServerArgs, "extra kube-apiserver flags, comma-separated")
 	fl.IntVar(&c.clusters, "clusters", 0, "after the sizes, start this many clusters (2 to 5) of -cluster-pods pods each and measure `kubectl podsync --context a,b,... -A --once` against one `kubectl get pods -A` per cluster (0: not)")
 	fl.IntVar(&c.clusterPods, "cluster-pods", 10000, "pods in each cluster of -clusters")
+	fl.IntVar(&c.crs, "crs", 1000, "at the end, on a cluster of its own, create this many Ready custom resources of one kind in one namespace and measure `kubectl podsync -f` on a manifest of them and of one, against `kubectl wait --for=condition=Ready --all` (0: not)")
+	fl.BoolVar(&c.crsOnly, "crs-only", false, "run only the custom resource scenario of -crs (no pods, no churn), 3 runs unless -runs is given: some 15 minutes on two busy cores")
 	return l
 }
 
@@ -126,6 +130,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		c.smokeDefaults(fl, lists)
 	}
 	fl.Visit(func(f *flag.Flag) { c.shapeGiven = c.shapeGiven || f.Name == "pod-shape" })
+	if c.crsOnly {
+		c.crsOnlyDefaults(fl)
+	}
 	if err := c.parseLists(lists); err != nil {
 		return nil, usageError{err}
 	}
@@ -147,11 +154,23 @@ func (c *config) smokeDefaults(fl *flag.FlagSet, l *listFlags) {
 		"rate":                  func() { l.rates = "300" },
 		"warmup":                func() { c.warmup = false },
 		"timeout":               func() { c.timeout = 10 * time.Minute },
+		"crs":                   func() { c.crs = 0 },
 	}
 	for name, apply := range defaults {
 		if !set[name] {
 			apply()
 		}
+	}
+}
+
+// crsOnlyDefaults keeps -crs-only to a few minutes: 3 runs unless -runs
+// is given (`kubectl wait --all` takes about two minutes a run on two
+// busy cores).
+func (c *config) crsOnlyDefaults(fl *flag.FlagSet) {
+	runs := false
+	fl.Visit(func(f *flag.Flag) { runs = runs || f.Name == "runs" })
+	if !runs {
+		c.runs = 3
 	}
 }
 
@@ -198,6 +217,9 @@ func (c *config) validate() error {
 		{c.clusters != 0 && (c.clusters < 2 || c.clusters > 5), fmt.Sprintf("-clusters %d: want 0 (none) or 2 to 5", c.clusters)},
 		{c.clusterPods < 2 || c.clusterPods > 200000, fmt.Sprintf("-cluster-pods %d: want 2 to 200000", c.clusterPods)},
 		{c.clusters > 0 && c.attach != "", "-clusters starts its own clusters: it does not go with -attach"},
+		{c.crs != 0 && (c.crs < 2 || c.crs > 100000), fmt.Sprintf("-crs %d: want 0 (none) or 2 to 100000", c.crs)},
+		{c.crsOnly && c.crs == 0, "-crs-only needs -crs above 0"},
+		{c.crsOnly && (c.attach != "" || c.clusters > 0), "-crs-only starts its own cluster: it does not go with -attach or -clusters"},
 	} {
 		if r.bad {
 			return errors.New(r.msg)

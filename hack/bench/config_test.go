@@ -22,6 +22,9 @@ func TestParseConfig(t *testing.T) {
 		{args: []string{"-pods", "250000"}, err: `-pods: "250000" is not a pod count from 2 to 200000`},
 		{args: []string{"-churn-peers", "kubectl,stern"}, err: `-churn-peers: unknown watcher "stern" (known: kubectl,floor)`},
 		{args: []string{"-apiserver-memory-runs", "0"}, err: "-apiserver-memory-runs 0: want 1 to 20"},
+		{args: []string{"-crs", "1"}, err: "-crs 1: want 0 (none) or 2 to 100000"},
+		{args: []string{"-crs-only", "-crs", "0"}, err: "-crs-only needs -crs above 0"},
+		{args: []string{"-crs-only", "-clusters", "2"}, err: "-crs-only starts its own cluster"},
 	} {
 		cfg, err := parseConfig(append([]string{"-bin", "/tools"}, c.args...), io.Discard)
 		if c.err != "" {
@@ -89,6 +92,27 @@ func TestAPIServerMemoryRuns(t *testing.T) {
 		}
 		if cfg.apiMemRuns != want {
 			t.Errorf("%q: %d runs on a restarted API server, want %d", args, cfg.apiMemRuns, want)
+		}
+	}
+}
+
+func TestCustomResourceScenarioFlags(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		crs, runs int
+		only      bool
+	}{
+		{args: nil, crs: 1000, runs: 5},
+		{args: []string{"-crs-only"}, crs: 1000, runs: 3, only: true},
+		{args: []string{"-crs-only", "-runs", "7", "-crs", "500"}, crs: 500, runs: 7, only: true},
+		{args: []string{"-smoke"}, crs: 0, runs: 1},
+	} {
+		cfg, err := parseConfig(append([]string{"-bin", "/tools"}, c.args...), io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if cfg.crs != c.crs || cfg.runs != c.runs || cfg.crsOnly != c.only {
+			t.Errorf("%q: -crs %d, -runs %d, -crs-only %v; want %d, %d, %v", c.args, cfg.crs, cfg.runs, cfg.crsOnly, c.crs, c.runs, c.only)
 		}
 	}
 }

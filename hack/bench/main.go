@@ -12,6 +12,7 @@
 //	bin/bench -pods 150000 -mem-budget 16000     # a command that would not fit is skipped, and said so
 //	bin/bench -clusters 3 -cluster-pods 10000    # also podsync over three contexts against kubectl on each
 //	bin/bench -attach DIR -plugin OLD/kubectl-podsync -only podsync,podsync-json   # an older build, same cluster
+//	bin/bench -crs-only                   # only the custom resources: podsync -f on 1,000 Ready objects of one kind, kubectl wait --all
 //	bin/bench -smoke                      # small run for make test: exits 1 if anything is lost
 //	(cd hack/bench && go run ./floor -kubeconfig FILE [-page N | -watchlist | -watch])   # one floor variant
 //	bin/bench profile -kubeconfig FILE -cpuprofile cpu.out -memprofile mem.out -- -A --once

@@ -46,6 +46,7 @@ type report struct {
 	watchList string
 	sizes     []*sizeResult
 	fleet     *fleetResult
+	crs       *crResult
 }
 
 func (r *report) lost() int {
@@ -111,6 +112,12 @@ func (r *report) markdown() string {
 		m.CPUs, m.CPUModel, m.MemoryGiB, m.Kernel, m.GoVersion, m.Load, r.machineAfter.Load)
 	fmt.Fprintf(&b, "- %d runs of each command per size, alternating the commands (order shuffled each round); median (min–max); whole run took %s\n",
 		r.cfg.runs, r.took.Round(time.Second))
+	if r.cfg.crsOnly {
+		fmt.Fprintf(&b, "- wall, CPU and peak RSS of each client process come from wait4 in a small launcher (hack/bench/spawn); its floor, measured on `true`, is %.1f MiB peak RSS\n- plugin: %s\n\n",
+			float64(r.baseline.maxRSS)/(1<<20), r.pluginLine())
+		r.writeCustomResources(&b)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "- pods: %s, ReplicaSet owner, %d namespaces, %d nodes; statuses written by %s\n",
 		shapeWords[r.cfg.shape], r.cfg.namespaces, r.cfg.nodes, r.cfg.status)
 	fmt.Fprintf(&b, "- wall, CPU and peak RSS of each client process come from wait4 in a small launcher (hack/bench/spawn); its floor, measured on `true`, is %.1f MiB peak RSS. The launcher reads each client's stdout through a pipe, counts it and notes when the first row (the first byte after the header) arrived\n",
@@ -139,6 +146,7 @@ func (r *report) markdown() string {
 	}
 	r.writeScaling(&b)
 	r.writeFleet(&b)
+	r.writeCustomResources(&b)
 	return b.String()
 }
 
