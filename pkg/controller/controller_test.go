@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 func pod(name, rv string) *corev1.Pod {
@@ -165,7 +166,7 @@ func (f *fixture) waitCached(t *testing.T, name, rv string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		obj, ok, _ := f.ctrl.Indexer().GetByKey("ns/" + name) //nolint:errcheck // absent and error both mean not yet
-		if (!ok && rv == "") || (ok && obj.(*source.PodRow).Pod().ResourceVersion == rv) {
+		if (!ok && rv == "") || (ok && obj.(*wire.PodRow).Pod().ResourceVersion == rv) {
 			return
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -253,7 +254,7 @@ func TestRecreatedBeforeProcessing(t *testing.T) {
 // never again on a retry, and the other keys go on.
 func TestWorkRetriedThenDropped(t *testing.T) {
 	var calls atomic.Int32
-	rec := &recorder{work: func(_ context.Context, k cache.ObjectName, _ *source.PodRow) error {
+	rec := &recorder{work: func(_ context.Context, k cache.ObjectName, _ *wire.PodRow) error {
 		if k.Name == "bad" {
 			calls.Add(1)
 			return errors.New("logs unavailable")
@@ -298,7 +299,7 @@ func (r retryLater) RetryAfter() time.Duration { return time.Duration(r) }
 func TestWorkRetryAfter(t *testing.T) {
 	times := make(chan time.Time, 4)
 	var calls atomic.Int32
-	rec := &recorder{work: func(context.Context, cache.ObjectName, *source.PodRow) error {
+	rec := &recorder{work: func(context.Context, cache.ObjectName, *wire.PodRow) error {
 		times <- time.Now()
 		if calls.Add(1) == 1 {
 			return fmt.Errorf("logs: %w", retryLater(300*time.Millisecond))
@@ -324,7 +325,7 @@ func TestWorkRetryAfter(t *testing.T) {
 func TestWorkRetrySucceeds(t *testing.T) {
 	var calls atomic.Int32
 	seen := make(chan string, 4)
-	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *source.PodRow) error {
+	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *wire.PodRow) error {
 		seen <- row.Meta().ResourceVersion
 		if calls.Add(1) == 1 {
 			return errors.New("once")
@@ -353,7 +354,7 @@ func TestWorkRetrySucceeds(t *testing.T) {
 
 func TestNeverTwoWorkersOnOneKey(t *testing.T) {
 	var inFlight, maxSeen atomic.Int32
-	rec := &recorder{work: func(context.Context, cache.ObjectName, *source.PodRow) error {
+	rec := &recorder{work: func(context.Context, cache.ObjectName, *wire.PodRow) error {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for {
@@ -395,10 +396,10 @@ func newIdle(t testing.TB, rec *recorder, hideSync bool) *Controller {
 	return c
 }
 
-func row(name, rv, uid string) *source.PodRow {
+func row(name, rv, uid string) *wire.PodRow {
 	p := pod(name, rv)
 	p.UID = types.UID(uid)
-	return source.RowOf(p)
+	return wire.RowOf(p)
 }
 
 // drain runs processNext until the queue is empty.
@@ -496,7 +497,7 @@ func TestNoDuplicateWhenTheCacheIsAhead(t *testing.T) {
 func TestRetryDoesNotDeliverAgain(t *testing.T) {
 	fails := 2
 	var worked []string
-	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *source.PodRow) error {
+	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *wire.PodRow) error {
 		if row == nil {
 			return nil // gone: nothing to work on
 		}
@@ -527,19 +528,19 @@ func TestRetryDoesNotDeliverAgain(t *testing.T) {
 }
 
 func TestMerge(t *testing.T) {
-	a, b, c := &source.PodRow{}, &source.PodRow{}, &source.PodRow{}
+	a, b, c := &wire.PodRow{}, &wire.PodRow{}, &wire.PodRow{}
 	cases := []struct {
 		name         string
 		older, newer *pending
 		kind         Kind
 		gone         int
-		row, listed  *source.PodRow
+		row, listed  *wire.PodRow
 	}{
 		{"sync then update stays sync with both states", &pending{kind: Sync, row: a, listed: a}, &pending{kind: Update, row: b}, Sync, 0, b, a},
 		{"add then update stays add", &pending{kind: Add, row: a}, &pending{kind: Update, row: b}, Add, 0, b, nil},
 		{"add then gone is gone", &pending{kind: Add, row: a}, &pending{kind: Gone, row: b}, Gone, 0, b, nil},
 		{"gone then add keeps the old pod", &pending{kind: Gone, row: a}, &pending{kind: Add, row: b}, Add, 1, b, nil},
-		{"gone, add, gone", &pending{kind: Add, row: b, gone: []*source.PodRow{a}}, &pending{kind: Gone, row: c}, Gone, 1, c, nil},
+		{"gone, add, gone", &pending{kind: Add, row: b, gone: []*wire.PodRow{a}}, &pending{kind: Gone, row: c}, Gone, 1, c, nil},
 		{"unknown last state is kept", &pending{kind: Gone}, &pending{kind: Add, row: b}, Add, 1, b, nil},
 	}
 	for _, tc := range cases {
@@ -584,7 +585,7 @@ func BenchmarkUpdateToMessage(b *testing.B) {
 		}
 		return nil
 	}
-	rows := []*source.PodRow{source.RowOf(pod("p", "1")), source.RowOf(pod("p", "2"))}
+	rows := []*wire.PodRow{wire.RowOf(pod("p", "1")), wire.RowOf(pod("p", "2"))}
 	if err := c.indexer.Add(rows[0]); err != nil {
 		b.Fatal(err)
 	}

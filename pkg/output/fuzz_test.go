@@ -14,7 +14,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // fuzzFormats are the -o values the fuzz target prints in; templates are
@@ -53,10 +53,10 @@ func fuzzMessages(a, b, c, d string) []controller.Message {
 			Annotations: map[string]string{"a": a, b: c}},
 		Status: corev1.PodStatus{Phase: corev1.PodPending, Message: d},
 	}
-	r := source.RowOf(pod)
+	r := wire.RowOf(pod)
 	r.Columns = columns
 	r.Cells = []interface{}{"web-1", "0/1", b, "0", "x", "<none>", "<none>", "<none>", "<none>"}
-	r2 := source.RowOf(pod)
+	r2 := wire.RowOf(pod)
 	r2.Columns = columns
 	r2.Cells = []interface{}{"web-1", "0/1", c, "0", "x", "<none>", "<none>", "<none>", "<none>"}
 	diag := &diagnose.Diagnosis{

@@ -1,3 +1,8 @@
+// Package source lists and watches pods for the informer: requests,
+// pages, streamed lists, retries, merged namespaces and the tables of
+// server-side printing. Each object it delivers is a wire.PodRow, read
+// from the server's bytes by package wire, so the table output matches
+// `kubectl get pods` on the same cluster.
 package source
 
 import (

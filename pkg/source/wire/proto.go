@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"bufio"
@@ -150,7 +150,7 @@ func (p *protoReader) ReadByte() (byte, error) {
 
 // read reads a field's value into buf.
 func (p *protoReader) read(size int) ([]byte, error) {
-	if size > maxFrame {
+	if size > MaxFrame {
 		return nil, fmt.Errorf("a field of %d bytes", size)
 	}
 	return readInto(p.r, &p.buf, size)
@@ -195,30 +195,34 @@ func noEOF(err error) error {
 	return err
 }
 
-// decoder decodes the pods of pages, one page at a time; scratch holds one
-// pod's metadata while it is decoded (decoding copies what it keeps).
-type decoder struct {
-	lean, keepManagedFields bool
-	// pack keeps, beside a lean pod, the whole pod's bytes (see Pack).
-	pack    bool
+// Decoder decodes the pods of pages, one page at a time, so one Decoder
+// serves one goroutine; scratch holds one pod's metadata while it is
+// decoded (decoding copies what it keeps). The zero Decoder makes rows
+// of whole pods without managedFields.
+type Decoder struct {
+	// Lean makes lean rows (see Lean); KeepManagedFields keeps a whole
+	// or packed pod's managedFields.
+	Lean, KeepManagedFields bool
+	// Pack keeps, beside a lean pod, the whole pod's bytes (see Pack).
+	Pack    bool
 	scratch []byte
 }
 
-// decodePod decodes one pod's bytes: whole (without managedFields unless
+// DecodePod decodes one pod's bytes: whole (without managedFields unless
 // kept), lean (see Lean), or packed (see Pack).
-func (d *decoder) decodePod(raw []byte) (PodRow, error) {
+func (d *Decoder) DecodePod(raw []byte) (PodRow, error) {
 	var parts podParts
 	if err := eachField(raw, parts.take); err != nil {
 		return PodRow{}, fmt.Errorf("read a pod: %w", err)
 	}
-	if d.pack {
-		return packedRow(parts, d.keepManagedFields, &d.scratch)
+	if d.Pack {
+		return packedRow(parts, d.KeepManagedFields, &d.scratch)
 	}
-	if d.lean {
+	if d.Lean {
 		return leanRow(parts, &d.scratch)
 	}
 	pod := &corev1.Pod{}
-	meta, _, _, err := splitMeta(parts.meta, false, d.keepManagedFields, &d.scratch)
+	meta, _, _, err := splitMeta(parts.meta, false, d.KeepManagedFields, &d.scratch)
 	if err == nil {
 		err = errors.Join(pod.ObjectMeta.Unmarshal(meta), pod.Spec.Unmarshal(parts.spec), pod.Status.Unmarshal(parts.status))
 	}

@@ -1,8 +1,4 @@
-// Package source lists and watches pods for the informer. Each object it
-// delivers is a PodRow: the pod (whole, or lean: see Lean) plus, when
-// server-side printing is used, the table cells the API server computed for
-// it, so the table output matches `kubectl get pods` on the same cluster.
-package source
+package wire
 
 import (
 	"fmt"
@@ -145,24 +141,6 @@ func (r *PodRow) DeepCopyObject() runtime.Object {
 	return out
 }
 
-// PodRowList is what the source's List returns to the reflector.
-type PodRowList struct {
-	metav1.TypeMeta
-	metav1.ListMeta
-	Items []PodRow
-}
-
-// DeepCopyObject copies every row.
-func (l *PodRowList) DeepCopyObject() runtime.Object {
-	out := &PodRowList{TypeMeta: l.TypeMeta}
-	l.DeepCopyInto(&out.ListMeta)
-	out.Items = make([]PodRow, len(l.Items))
-	for i := range l.Items {
-		out.Items[i] = *l.Items[i].DeepCopyObject().(*PodRow)
-	}
-	return out
-}
-
 // StripManagedFields is the informer's transform: managedFields are never
 // printed and are most of a pod's metadata, so they are dropped before the
 // object reaches the cache.
@@ -173,22 +151,24 @@ func StripManagedFields(obj interface{}) (interface{}, error) {
 	return obj, nil
 }
 
-// stripManagedFields drops the managedFields of a page just decoded, so
-// that they can be freed while the next pages are read, rather than after
-// the whole list has reached the informer's transform.
-func stripManagedFields(pods *corev1.PodList) {
-	for i := range pods.Items {
-		pods.Items[i].ManagedFields = nil
-	}
-}
-
 // Cell returns the row's cell for the named column (as the server names it,
 // e.g. "Status"), or "" when the row has no such cell.
 func Cell(r *PodRow, column string) string {
-	i := columnIndex(r.Columns, column)
+	i := ColumnIndex(r.Columns, column)
 	if i < 0 || i >= len(r.Cells) {
 		return ""
 	}
 	s, _ := r.Cells[i].(string)
 	return s
+}
+
+// ColumnIndex is the index of the named column (as the server names it,
+// e.g. "Status"), or -1.
+func ColumnIndex(columns []metav1.TableColumnDefinition, name string) int {
+	for i, c := range columns {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
 }

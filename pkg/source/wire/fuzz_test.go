@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func FuzzDecodePod(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		for _, c := range decoders {
 			d := c.d
-			row, err := d.decodePod(raw)
+			row, err := d.DecodePod(raw)
 			if err == nil {
 				readRow(t, &row)
 			}
@@ -68,9 +68,9 @@ func FuzzReadPodList(f *testing.F) {
 	f.Add(encodeList(f, podSeeds(f)...))
 	f.Add([]byte("k8s\x00"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		d := decoder{pack: true}
+		d := Decoder{Pack: true}
 		_ = readPodList(bytes.NewReader(body), func(metav1.ListMeta) {}, func(raw []byte) error {
-			row, err := d.decodePod(raw)
+			row, err := d.DecodePod(raw)
 			if err == nil {
 				readRow(t, &row)
 			}
@@ -85,9 +85,10 @@ func FuzzWatchFrames(f *testing.F) {
 	f.Add([]byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}}` + "\n"))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		for _, c := range decoders {
-			fr := &frames{body: io.NopCloser(bytes.NewReader(stream)), d: c.d, listed: func(error) {}}
+			d := c.d
+			events := NewEvents(io.NopCloser(bytes.NewReader(stream)), &d)
 			for range 16 {
-				_, obj, err := fr.Decode()
+				_, obj, err := events.Next()
 				if err != nil {
 					break
 				}
@@ -105,13 +106,13 @@ func FuzzTableCells(f *testing.F) {
 	f.Add([]byte(`{"kind":"Table","columnDefinitions":[{"name":"Name"},{"name":"Ready"},{"name":"IP"}],"rows":[{"cells":["web-1","1/1","10.0.0.1",3,"\u003cnone\u003e"]}]}`))
 	f.Add([]byte(`{"kind":"Table","columnDefinitions":[{"name":"Name"}],"rows":[{"cells":[1.5e3,-0,"a\"b",null,true,{"x":[1]}]}]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		table, err := decodeCellTable(raw)
+		table, err := DecodeCellTable(raw)
 		if err != nil {
 			return
 		}
 		for _, r := range table.Rows {
 			row := &PodRow{whole: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1"}}}
-			if err := rowCells(row, r.Cells, table.ColumnDefinitions, nil); err != nil {
+			if err := RowCells(row, r.Cells, table.ColumnDefinitions, nil); err != nil {
 				continue
 			}
 			var want []any
