@@ -27,7 +27,7 @@ import (
 func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f Filter, r Reporter) Source {
 	page := func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 		if raw != nil {
-			return rawObjects(ctx, raw, f, opts)
+			return readPods(ctx, raw, f.Namespace, opts, f.decoder(r), nil)
 		}
 		pods, err := list.CoreV1().Pods(f.Namespace).List(ctx, opts)
 		if err != nil {
@@ -55,7 +55,7 @@ func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f 
 			if streamsInitialEvents(opts) {
 				listed = func(err error) { orNop(r).Result("list", err) }
 			}
-			w, err := f.watch(ctx, stream, rawWatch, f.apply(opts), listed)
+			w, err := f.watch(ctx, stream, rawWatch, f.apply(opts), listed, r)
 			reportWatch(r, opts, err)
 			if err != nil {
 				return nil, fmt.Errorf("watch pods: %w", err)
@@ -82,15 +82,11 @@ func reportWatch(r Reporter, opts metav1.ListOptions, err error) {
 	}
 }
 
-func rawObjects(ctx context.Context, raw rest.Interface, f Filter, opts metav1.ListOptions) (*PodRowList, error) {
-	return readPods(ctx, raw, f.Namespace, opts, wire.Decoder{Pack: f.Lean, KeepManagedFields: f.KeepManagedFields}, nil)
-}
-
 // watch watches the pods; listed, on a streaming list, hears the list's
 // outcome (see rawWatch).
-func (f Filter) watch(ctx context.Context, stream kubernetes.Interface, raw rest.Interface, opts metav1.ListOptions, listed func(error)) (watch.Interface, error) {
+func (f Filter) watch(ctx context.Context, stream kubernetes.Interface, raw rest.Interface, opts metav1.ListOptions, listed func(error), r Reporter) (watch.Interface, error) {
 	if raw != nil {
-		return rawWatch(ctx, raw, f.Namespace, opts, wire.Decoder{Pack: f.Lean, KeepManagedFields: f.KeepManagedFields}, listed)
+		return rawWatch(ctx, raw, f.Namespace, opts, f.decoder(r), listed)
 	}
 	w, err := stream.CoreV1().Pods(f.Namespace).Watch(ctx, opts)
 	if err != nil {
@@ -116,6 +112,12 @@ func (f Filter) wrapPodEvent(in watch.Event) (watch.Event, bool) {
 	}
 	in.Object = row
 	return in, true
+}
+
+// decoder reads the pods of protobuf lists and watches: packed for a lean
+// filter; a pod that does not decode is left out and told to r.
+func (f Filter) decoder(r Reporter) wire.Decoder {
+	return wire.Decoder{Pack: f.Lean, KeepManagedFields: f.KeepManagedFields, Skip: skipper(r)}
 }
 
 // pack packs a row of a whole pod for a lean filter (see Pack).

@@ -41,7 +41,7 @@ type TableClients struct {
 // can store rows. A list joins protobuf pods with a Table without objects;
 // a watch reads one-row Tables with the object inside.
 func Tables(c TableClients, f Filter, r Reporter) Source {
-	t := &tables{clients: c, filter: f}
+	t := &tables{clients: c, filter: f, skip: skipper(r)}
 	return Source{
 		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 			return listReported(ctx, f.apply(opts), t.list, r)
@@ -59,6 +59,8 @@ func Tables(c TableClients, f Filter, r Reporter) Source {
 type tables struct {
 	clients TableClients
 	filter  Filter
+	// skip hears of each pod that does not decode (see skipper).
+	skip func(*wire.PodError)
 
 	mu      sync.Mutex
 	columns []metav1.TableColumnDefinition
@@ -125,7 +127,7 @@ func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 	if opts.Continue != "" {
 		cells = t.listCellsAsync(ctx, opts)
 	}
-	d := wire.Decoder{Lean: t.filter.Lean, KeepManagedFields: t.filter.KeepManagedFields}
+	d := wire.Decoder{Lean: t.filter.Lean, KeepManagedFields: t.filter.KeepManagedFields, Skip: t.skip}
 	page, err := readPods(ctx, t.clients.List, t.filter.Namespace, opts, d, func(meta metav1.ListMeta) {
 		if cells == nil {
 			cells = t.listCellsAsync(ctx, cellOptions(opts, meta))

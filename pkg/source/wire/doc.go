@@ -12,7 +12,9 @@
 // CBOR some day) is read with client-go's standard decoding and each pod
 // made the row it would have been made from protobuf.
 //
-// No input makes it panic: bytes it cannot read are an error, naming the
-// pod (namespace/name) when its metadata could be read, and a row it
-// returns can be read in every representation.
+// No input makes it panic: bytes it cannot read are an error, and a pod
+// whose metadata reads but whose other bytes do not is a *PodError naming
+// it (namespace/name), which a Decoder with Skip leaves out of a list or
+// watch that goes on with the other pods. A row it returns can be read in
+// every representation.
 package wire

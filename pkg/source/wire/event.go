@@ -55,8 +55,19 @@ func NewEvents(body io.ReadCloser, d *Decoder) *Events {
 	return &Events{body: body, d: d}
 }
 
-// Next reads the next event: a pod row, or the Status of an ERROR.
+// Next reads the next event: a pod row, or the Status of an ERROR. A pod
+// that does not decode is left out when the Decoder's Skip is set (see
+// Decoder): Next goes on with the next event.
 func (e *Events) Next() (watch.EventType, runtime.Object, error) {
+	for {
+		typ, obj, err := e.next()
+		if err == nil || !e.d.skipped(err) {
+			return typ, obj, err
+		}
+	}
+}
+
+func (e *Events) next() (watch.EventType, runtime.Object, error) {
 	if !e.sniffed {
 		if err := e.sniff(); err != nil {
 			return "", nil, err

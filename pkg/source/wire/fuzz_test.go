@@ -68,14 +68,8 @@ func FuzzReadPodList(f *testing.F) {
 	f.Add(encodeList(f, podSeeds(f)...))
 	f.Add([]byte("k8s\x00"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		d := Decoder{Pack: true}
-		_ = readPodList(bytes.NewReader(body), func(metav1.ListMeta) {}, func(raw []byte) error {
-			row, err := d.DecodePod(raw)
-			if err == nil {
-				readRow(t, &row)
-			}
-			return err
-		})
+		d := Decoder{Pack: true, Skip: func(*PodError) {}}
+		_ = ReadList(bytes.NewReader(body), &d, func(metav1.ListMeta) {}, func(row PodRow) { readRow(t, &row) })
 	})
 }
 
@@ -86,6 +80,7 @@ func FuzzWatchFrames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		for _, c := range decoders {
 			d := c.d
+			d.Skip = func(*PodError) {}
 			events := NewEvents(io.NopCloser(bytes.NewReader(stream)), &d)
 			for range 16 {
 				_, obj, err := events.Next()
@@ -124,6 +119,43 @@ func FuzzTableCells(f *testing.F) {
 			}
 			if !reflect.DeepEqual(row.Cells, want) {
 				t.Errorf("cells %s read as %#v, the standard decoding reads %#v", r.Cells, row.Cells, want)
+			}
+		}
+	})
+}
+
+// FuzzPodJSON: the JSON written from a packed row's bytes is, whenever
+// the writer writes it, exactly what encoding/json writes of the pod
+// decoded from the same bytes.
+func FuzzPodJSON(f *testing.F) {
+	for _, p := range podSeeds(f) {
+		raw, err := p.Marshal()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var j PodJSON
+		for _, keep := range []bool{false, true} {
+			row, err := (&Decoder{Pack: true, KeepManagedFields: keep}).DecodePod(raw)
+			if err != nil {
+				continue
+			}
+			got, ok := j.Append(nil, &row)
+			if !ok {
+				continue
+			}
+			whole, err := row.Whole()
+			if err != nil {
+				t.Fatalf("JSON written from bytes whose pod does not decode (%v): %s", err, got)
+			}
+			want, err := json.Marshal(whole)
+			if err != nil {
+				t.Fatalf("encoding/json refuses the pod whose JSON was written: %v", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("the JSON writer wrote\n%s\nencoding/json writes\n%s", got, want)
 			}
 		}
 	})

@@ -11,7 +11,8 @@ import (
 // and makes each pod a row with d: from its protobuf bytes (see
 // readPodList), or, from an answer in any other encoding, with client-go's
 // decoding (see standard.go). meta has the page's list metadata as soon as
-// it is read; item has each row in the page's order.
+// it is read; item has each row in the page's order. A pod that does not
+// decode is left out when d.Skip is set (see Decoder).
 func ReadList(body io.Reader, d *Decoder, meta func(metav1.ListMeta), item func(PodRow)) error {
 	in := bufio.NewReaderSize(body, answerBuffer)
 	if peek, _ := in.Peek(sniffBytes); !isProtobuf(peek) {
@@ -23,8 +24,11 @@ func ReadList(body io.Reader, d *Decoder, meta func(metav1.ListMeta), item func(
 	}
 	return readPodList(in, meta, func(raw []byte) error {
 		row, err := d.DecodePod(raw)
-		if err == nil {
+		switch {
+		case err == nil:
 			item(row)
+		case d.skipped(err):
+			err = nil
 		}
 		return err
 	})

@@ -42,7 +42,10 @@ func RowOf(pod *corev1.Pod) *PodRow { return &PodRow{whole: pod} }
 
 // Pod is the row's pod: the whole one, shared and read-only, or on a lean
 // row a new copy of the lean pod, whose metadata maps and slices are
-// shared and read-only.
+// shared and read-only. A lean or packed row's bytes were read when the
+// row was made (DecodePod refuses a pod they do not hold), so Pod has
+// nothing to fail on; were they ever unreadable, it is the metadata alone,
+// never a panic.
 func (r *PodRow) Pod() *corev1.Pod {
 	switch {
 	case r.whole != nil:
@@ -50,18 +53,14 @@ func (r *PodRow) Pod() *corev1.Pod {
 	case r.lean != nil:
 		pod := &corev1.Pod{}
 		if err := pod.Unmarshal(r.lean); err != nil {
-			// The bytes are a lean pod made by appendLean; they
-			// decode unless memory is corrupt.
-			panic(fmt.Sprintf("decode the lean pod %s/%s: %v", r.meta.Namespace, r.meta.Name, err))
+			return &corev1.Pod{ObjectMeta: r.meta}
 		}
 		pod.ObjectMeta = r.meta
 		return pod
 	case r.Raw != nil:
 		pod, err := packedLeanPod(r.meta, r.Raw)
 		if err != nil {
-			// The bytes are a pod's encoding made by packPod from a
-			// pod that decoded.
-			panic(fmt.Sprintf("decode the packed pod %s/%s: %v", r.meta.Namespace, r.meta.Name, err))
+			return &corev1.Pod{ObjectMeta: r.meta}
 		}
 		return pod
 	}
