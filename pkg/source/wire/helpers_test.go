@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"encoding/json"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -99,11 +98,6 @@ func served(t testing.TB, p *corev1.Pod) ([]byte, *corev1.Pod) {
 		t.Fatal(err)
 	}
 	return raw, out
-}
-
-func jsonOf(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // decoders are the ways a source makes rows of pods.
