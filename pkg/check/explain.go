@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/events"
 )
 
 // maxEvents is how many of a pod's events an explanation keeps.
@@ -269,28 +271,7 @@ func EventTime(ev *corev1.Event) time.Time { return eventTime(ev) }
 // EventCount is how often the event happened (1 when not counted).
 func EventCount(ev *corev1.Event) int32 { return eventCount(ev) }
 
-// eventTime is when the event was last seen, taking the first field set
-// of the old (lastTimestamp) and new (series, eventTime) event APIs.
-func eventTime(ev *corev1.Event) time.Time {
-	switch {
-	case !ev.LastTimestamp.IsZero():
-		return ev.LastTimestamp.Time
-	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
-		return ev.Series.LastObservedTime.Time
-	case !ev.EventTime.IsZero():
-		return ev.EventTime.Time
-	case !ev.FirstTimestamp.IsZero():
-		return ev.FirstTimestamp.Time
-	}
-	return ev.CreationTimestamp.Time
-}
+// eventTime is events.Time, and eventCount events.Count.
+func eventTime(ev *corev1.Event) time.Time { return events.Time(ev) }
 
-func eventCount(ev *corev1.Event) int32 {
-	switch {
-	case ev.Series != nil && ev.Series.Count > 0:
-		return ev.Series.Count
-	case ev.Count > 0:
-		return ev.Count
-	}
-	return 1
-}
+func eventCount(ev *corev1.Event) int32 { return events.Count(ev) }

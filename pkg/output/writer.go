@@ -21,7 +21,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
@@ -395,7 +395,7 @@ func (w *Writer) tableRow(msg controller.Message, changes string) *metav1.Table 
 		}
 	}
 	if w.gitHub() {
-		changes = check.Defuse(changes)
+		changes = text.Defuse(changes)
 	}
 	cells = append(w.labels.cells(cells, meta.Labels), cellText(changes))
 	// No object: the printer would read only its namespace and labels,
@@ -416,7 +416,7 @@ func (w *Writer) serverCell(c any) any {
 		var b strings.Builder
 		for _, r := range s {
 			if passedControl(r) {
-				b.WriteString(check.Escape(string(r)))
+				b.WriteString(text.Escape(string(r)))
 			} else {
 				b.WriteRune(r)
 			}
@@ -424,14 +424,14 @@ func (w *Writer) serverCell(c any) any {
 		s = b.String()
 	}
 	if w.gitHub() {
-		s = check.Defuse(s)
+		s = text.Defuse(s)
 	}
 	return s
 }
 
 // passedControl: a control character kubectl's table printer prints raw.
 func passedControl(r rune) bool {
-	return check.ControlChar(r) && r != '\r' && r != '\f' && r != 0x1b
+	return text.ControlChar(r) && r != '\r' && r != '\f' && r != 0x1b
 }
 
 var changesColumn = metav1.TableColumnDefinition{Name: "Changes", Type: "string", Description: "What changed since the previous message for this pod."}
