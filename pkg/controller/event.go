@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -100,7 +100,7 @@ type Message struct {
 	// watches several; the run sets it, the controller never does.
 	Context string
 	// Diagnosis is set for a DIAGNOSIS message.
-	Diagnosis *diagnose.Diagnosis
+	Diagnosis *diagnosis.Diagnosis
 	// Event is set for a WARNING or NORMAL message: the Event, its count
 	// folded (see podsync); read only.
 	Event *corev1.Event

@@ -13,7 +13,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -59,9 +59,9 @@ func fuzzMessages(a, b, c, d string) []controller.Message {
 	r2 := wire.RowOf(pod)
 	r2.Columns = columns
 	r2.Cells = []interface{}{"web-1", "0/1", c, "0", "x", "<none>", "<none>", "<none>", "<none>"}
-	diag := &diagnose.Diagnosis{
-		Kind: diagnose.Kind, Metadata: diagnose.Meta{Name: "web-1", Namespace: "shop"},
-		Containers: []diagnose.Container{{Name: a, Reason: b, Logs: &check.LogTail{Lines: []string{a, b, c, d}}}},
+	diag := &diagnosis.Diagnosis{
+		Kind: diagnosis.Kind, Metadata: diagnosis.Meta{Name: "web-1", Namespace: "shop"},
+		Containers: []diagnosis.Container{{Name: a, Reason: b, Logs: &check.LogTail{Lines: []string{a, b, c, d}}}},
 		Events:     []check.EventExplanation{{Type: "Warning", Reason: c, Message: d, Count: 2}},
 		Missing:    []string{a},
 	}

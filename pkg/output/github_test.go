@@ -16,7 +16,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -39,9 +39,9 @@ func hostileRow(rv string) *wire.PodRow {
 }
 
 func hostileStream() []controller.Message {
-	d := &diagnose.Diagnosis{
-		Kind: diagnose.Kind, Metadata: diagnose.Meta{Name: "web-1", Namespace: "shop", UID: "uid-1"},
-		Containers: []diagnose.Container{{Name: "app", Reason: "Error", Logs: &check.LogTail{Lines: strings.Split(evil, "\n")}}},
+	d := &diagnosis.Diagnosis{
+		Kind: diagnosis.Kind, Metadata: diagnosis.Meta{Name: "web-1", Namespace: "shop", UID: "uid-1"},
+		Containers: []diagnosis.Container{{Name: "app", Reason: "Error", Logs: &check.LogTail{Lines: strings.Split(evil, "\n")}}},
 		Events:     []check.EventExplanation{{Type: "Warning", Reason: "##[error]R", Message: evil, Count: 2}},
 	}
 	return []controller.Message{

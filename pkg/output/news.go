@@ -14,7 +14,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/internal/events"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 )
 
 var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
@@ -28,7 +28,7 @@ var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
 //     NAME column (and NAMESPACE with -A), then REASON (xCOUNT): MESSAGE,
 //     outside the pod columns.
 //   - json, yaml: {"type": KIND, "object": ...}, the object being the
-//     Diagnosis (see diagnose.Diagnosis) or the Event.
+//     Diagnosis (see diagnosis.Diagnosis) or the Event.
 //   - name: pod/NAME diagnosed, event/NAME warning, event/NAME normal.
 //   - templates and custom columns: applied to the same object as json.
 //
@@ -214,7 +214,7 @@ func (w *Writer) diagnosisLines(msg controller.Message, t *told) string {
 	return b.String()
 }
 
-func writeContainerLog(b *strings.Builder, pod string, c diagnose.Container) {
+func writeContainerLog(b *strings.Builder, pod string, c diagnosis.Container) {
 	l := c.Logs
 	switch {
 	case l == nil:
