@@ -77,7 +77,7 @@ fuzz: ## Fuzz the model of a run (8 histories), the --until, --fail-on and durat
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPodList$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzWatchFrames$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzTableCells$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
-	$(GO) test -run '^$$' -fuzz '^FuzzPodJSON$$' -fuzztime $(fuzz_writer) ./pkg/source/wire
+	$(GO) test -run '^$$' -fuzz '^FuzzPodJSON$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzGitHubOutput$$' -fuzztime $(fuzz_writer) ./pkg/output
 
 fuzz-smoke: ## The fuzz targets of make fuzz with small counts (part of make check)
