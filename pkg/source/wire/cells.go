@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -102,6 +103,9 @@ func readCell(b []byte, isName, isIP bool, podName string) (any, []byte, bool) {
 			return nil, nil, false
 		}
 		token, rest := b[:end], b[end:]
+		// Bytes that are not UTF-8 decode to U+FFFD, as the standard
+		// decoding reads them: such a string is decoded, not copied.
+		escaped = escaped || !utf8.Valid(token)
 		switch {
 		case escaped && (isName || isIP):
 			var s string
