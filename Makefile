@@ -68,15 +68,16 @@ unit: ## Unit tests only (no control plane), hack/bench's included; UNIT_FLAGS (
 	$(GO) test $(UNIT_FLAGS) -count=1 $$($(GO) list ./... | grep -v -e /test/ -e /internal/localcluster)
 	cd $(BENCH_MOD) && $(GO) test $(UNIT_FLAGS) -count=1 ./...
 
-fuzz: ## Fuzz the model of a run (8 histories), the --until, --fail-on and duration parsers, the parsers of the server's bytes, and the GitHub Actions output against the runner's command parsers (20,000 inputs each)
+fuzz: ## Fuzz the model of a run (8 histories), the --until, --fail-on and duration parsers, the parsers of the server's bytes and the JSON writer, and the GitHub Actions output against the runner's command parsers (20,000 inputs each)
 	$(GO) test -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $(fuzz_model) ./pkg/podsync
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConditions$$' -fuzztime $(fuzz_parser) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzParseReasons$$' -fuzztime $(fuzz_parser) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzDurationFlags$$' -fuzztime $(fuzz_parser) ./pkg/cmd
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodePod$$' -fuzztime $(fuzz_parser) ./pkg/source
-	$(GO) test -run '^$$' -fuzz '^FuzzReadPodList$$' -fuzztime $(fuzz_parser) ./pkg/source
-	$(GO) test -run '^$$' -fuzz '^FuzzWatchFrames$$' -fuzztime $(fuzz_parser) ./pkg/source
-	$(GO) test -run '^$$' -fuzz '^FuzzTableCells$$' -fuzztime $(fuzz_parser) ./pkg/source
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodePod$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
+	$(GO) test -run '^$$' -fuzz '^FuzzReadPodList$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
+	$(GO) test -run '^$$' -fuzz '^FuzzWatchFrames$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
+	$(GO) test -run '^$$' -fuzz '^FuzzTableCells$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
+	$(GO) test -run '^$$' -fuzz '^FuzzPodJSON$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzGitHubOutput$$' -fuzztime $(fuzz_writer) ./pkg/output
 
 fuzz-smoke: ## The fuzz targets of make fuzz with small counts (part of make check)

@@ -6,6 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/events"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 )
 
 // maxEvents is how many of a pod's events an explanation keeps.
@@ -58,18 +61,12 @@ type ContainerExplanation struct {
 	Logs *LogTail `json:"logs,omitempty"`
 }
 
-// LogTail is the end of one container's log: its previous instance
-// (`kubectl logs --previous`) after a restart, else its current one.
-// Lines are exactly as the container wrote them; Error says why there
-// are none (the log could not be read).
-type LogTail struct {
-	Previous bool     `json:"previous"`
-	Lines    []string `json:"lines"`
-	// Truncated: a byte limit shortened lines of the tail (each such
-	// line ends with …); no line was dropped for it.
-	Truncated bool   `json:"truncated,omitempty"`
-	Error     string `json:"error,omitempty"`
-}
+// LogTail is the end of one container's log (see diagnosis.LogTail).
+type LogTail = diagnosis.LogTail
+
+// EventExplanation is one of the pod's recent events (see
+// diagnosis.EventExplanation).
+type EventExplanation = diagnosis.EventExplanation
 
 // Termination is how a container's previous run ended; for a container
 // in CrashLoopBackOff it holds the exit code that explains the crash.
@@ -77,17 +74,6 @@ type Termination struct {
 	Reason   string `json:"reason,omitempty"`
 	Message  string `json:"message,omitempty"`
 	ExitCode int32  `json:"exitCode"`
-}
-
-// EventExplanation is one of the pod's recent events. LastSeen is
-// RFC 3339; Age is kubectl's short form ("5m") at explanation time.
-type EventExplanation struct {
-	Type     string `json:"type"`
-	Reason   string `json:"reason"`
-	Message  string `json:"message"`
-	Count    int32  `json:"count"`
-	LastSeen string `json:"lastSeen,omitempty"`
-	Age      string `json:"age,omitempty"`
 }
 
 // Explain explains pod against conds, with its events given by the
@@ -269,28 +255,7 @@ func EventTime(ev *corev1.Event) time.Time { return eventTime(ev) }
 // EventCount is how often the event happened (1 when not counted).
 func EventCount(ev *corev1.Event) int32 { return eventCount(ev) }
 
-// eventTime is when the event was last seen, taking the first field set
-// of the old (lastTimestamp) and new (series, eventTime) event APIs.
-func eventTime(ev *corev1.Event) time.Time {
-	switch {
-	case !ev.LastTimestamp.IsZero():
-		return ev.LastTimestamp.Time
-	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
-		return ev.Series.LastObservedTime.Time
-	case !ev.EventTime.IsZero():
-		return ev.EventTime.Time
-	case !ev.FirstTimestamp.IsZero():
-		return ev.FirstTimestamp.Time
-	}
-	return ev.CreationTimestamp.Time
-}
+// eventTime is events.Time, and eventCount events.Count.
+func eventTime(ev *corev1.Event) time.Time { return events.Time(ev) }
 
-func eventCount(ev *corev1.Event) int32 {
-	switch {
-	case ev.Series != nil && ev.Series.Count > 0:
-		return ev.Series.Count
-	case ev.Count > 0:
-		return ev.Count
-	}
-	return 1
-}
+func eventCount(ev *corev1.Event) int32 { return events.Count(ev) }

@@ -10,11 +10,13 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 // maxTextLen bounds one message in the text summary; termination
 // messages can be kilobytes long. JSON keeps them whole.
-const maxTextLen = 300
+const maxTextLen = text.MaxLineLen
 
 // Summary is what a check prints on stderr when it ends. The caller
 // fills it: Pods and Statuses from the Evaluator, Events from its own
@@ -240,16 +242,4 @@ func RoundDuration(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d.Round(100 * time.Millisecond)
-}
-
-// OneLine folds whitespace (termination messages are often multi-line
-// logs, errors wrap server answers) and cuts the text to limit runes; a
-// limit of 0 keeps it whole.
-func OneLine(s string, limit int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if limit <= 0 || len(r) <= limit {
-		return s
-	}
-	return string(r[:limit-1]) + "…"
 }

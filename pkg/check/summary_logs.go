@@ -29,16 +29,6 @@ func writeLogTail(b *strings.Builder, c *ContainerExplanation) {
 	}
 }
 
-// LogLine is one log line made safe for a terminal and cut to a
-// readable length; tabs stay.
-func LogLine(line string) string {
-	r := []rune(line)
-	if len(r) > maxTextLen {
-		line = string(r[:maxTextLen-1]) + "…"
-	}
-	return Escape(strings.ReplaceAll(line, "\n", " "))
-}
-
 func logInstance(l *LogTail) string {
 	if l.Previous {
 		return "previous instance"

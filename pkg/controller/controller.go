@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // Deliver hands the messages of one key, in order, to the consumer. It
@@ -28,7 +28,7 @@ type Deliver func(ctx context.Context, msgs []Message) error
 // Work is a key's own work once its messages are delivered, given the
 // newest state delivered for it (nil when the pod is gone). An error sends
 // the key back to the rate-limited queue, until MaxRetries attempts.
-type Work func(ctx context.Context, key cache.ObjectName, row *source.PodRow) error
+type Work func(ctx context.Context, key cache.ObjectName, row *wire.PodRow) error
 
 // Options configure a Controller.
 type Options struct {
@@ -68,7 +68,7 @@ type Controller struct {
 	// pending holds, per key, what the next message must report.
 	pending map[cache.ObjectName]*pending
 	// retry holds the keys whose work failed and is due again.
-	retry map[cache.ObjectName]*source.PodRow
+	retry map[cache.ObjectName]*wire.PodRow
 	// initial holds the keys of the initial list not yet delivered.
 	initial map[cache.ObjectName]struct{}
 	// shown holds the keys Keep kept whose pod has not left since;
@@ -93,7 +93,7 @@ func New(opts Options) (*Controller, error) {
 	c := &Controller{
 		opts:        opts,
 		pending:     map[cache.ObjectName]*pending{},
-		retry:       map[cache.ObjectName]*source.PodRow{},
+		retry:       map[cache.ObjectName]*wire.PodRow{},
 		initial:     map[cache.ObjectName]struct{}{},
 		shown:       map[cache.ObjectName]bool{},
 		rechecks:    map[cache.ObjectName][]*recheck{},
@@ -101,13 +101,13 @@ func New(opts Options) (*Controller, error) {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(opts.RateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "pods"}),
 	}
-	transform := source.StripManagedFields
+	transform := wire.StripManagedFields
 	if opts.KeepManagedFields {
 		transform = nil
 	}
 	store, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: opts.ListerWatcher,
-		ObjectType:    &source.PodRow{},
+		ObjectType:    &wire.PodRow{},
 		ResyncPeriod:  opts.Resync,
 		Indexers:      cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		Transform:     transform,
@@ -159,7 +159,7 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 func (c *Controller) onAdd(obj interface{}, isInInitialList bool) {
-	row, ok := obj.(*source.PodRow)
+	row, ok := obj.(*wire.PodRow)
 	if !ok {
 		utilruntime.HandleError(fmt.Errorf("pod informer added a %T", obj))
 		return
@@ -172,8 +172,8 @@ func (c *Controller) onAdd(obj interface{}, isInInitialList bool) {
 }
 
 func (c *Controller) onUpdate(oldObj, newObj interface{}) {
-	oldRow, ok1 := oldObj.(*source.PodRow)
-	newRow, ok2 := newObj.(*source.PodRow)
+	oldRow, ok1 := oldObj.(*wire.PodRow)
+	newRow, ok2 := newObj.(*wire.PodRow)
 	if !ok1 || !ok2 {
 		utilruntime.HandleError(fmt.Errorf("pod informer updated a %T to a %T", oldObj, newObj))
 		return
@@ -195,7 +195,7 @@ func (c *Controller) onDelete(obj interface{}) {
 	// A deletion missed while the watch was down arrives as a tombstone
 	// holding the last state the cache knew, if any.
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		row, _ := t.Obj.(*source.PodRow)
+		row, _ := t.Obj.(*wire.PodRow)
 		k, err := cache.ParseObjectName(t.Key)
 		if err != nil {
 			utilruntime.HandleError(fmt.Errorf("pod tombstone %q: %w", t.Key, err))
@@ -204,7 +204,7 @@ func (c *Controller) onDelete(obj interface{}) {
 		c.record(k, &pending{kind: Gone, row: row}, false)
 		return
 	}
-	row, ok := obj.(*source.PodRow)
+	row, ok := obj.(*wire.PodRow)
 	if !ok {
 		utilruntime.HandleError(fmt.Errorf("pod informer deleted a %T", obj))
 		return
@@ -250,7 +250,7 @@ func (c *Controller) checkInitialLocked() {
 
 // take removes what is pending for k, the work left to retry, and the
 // Rechecks waiting for k's delivery.
-func (c *Controller) take(k cache.ObjectName) (*pending, *source.PodRow, bool, []*recheck) {
+func (c *Controller) take(k cache.ObjectName) (*pending, *wire.PodRow, bool, []*recheck) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.pending[k]
@@ -291,7 +291,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	return true
 }
 
-func (c *Controller) work(ctx context.Context, k cache.ObjectName, row *source.PodRow) {
+func (c *Controller) work(ctx context.Context, k cache.ObjectName, row *wire.PodRow) {
 	err := c.opts.Work(ctx, k, row)
 	attempt := c.queue.NumRequeues(k) + 1
 	switch {
@@ -347,6 +347,6 @@ func messages(k cache.ObjectName, p *pending, hideSync bool) []Message {
 	return append(msgs, Message{Kind: p.kind, Key: k, Row: p.row})
 }
 
-func nameOf(row *source.PodRow) cache.ObjectName {
+func nameOf(row *wire.PodRow) cache.ObjectName {
 	return cache.ObjectName{Namespace: row.Meta().Namespace, Name: row.Meta().Name}
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 func pod(name, rv string) *corev1.Pod {
@@ -166,7 +167,7 @@ func (f *fixture) waitCached(t *testing.T, name, rv string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		obj, ok, _ := f.ctrl.Indexer().GetByKey("ns/" + name) //nolint:errcheck // absent and error both mean not yet
-		if (!ok && rv == "") || (ok && obj.(*source.PodRow).Pod().ResourceVersion == rv) {
+		if (!ok && rv == "") || (ok && obj.(*wire.PodRow).Pod().ResourceVersion == rv) {
 			return
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -261,7 +262,7 @@ func TestWorkRetriedThenDropped(t *testing.T) { synctest.Test(t, testWorkRetried
 
 func testWorkRetriedThenDropped(t *testing.T) {
 	var calls atomic.Int32
-	rec := &recorder{work: func(_ context.Context, k cache.ObjectName, _ *source.PodRow) error {
+	rec := &recorder{work: func(_ context.Context, k cache.ObjectName, _ *wire.PodRow) error {
 		if k.Name == "bad" {
 			calls.Add(1)
 			return errors.New("logs unavailable")
@@ -308,7 +309,7 @@ func TestWorkRetryAfter(t *testing.T) { synctest.Test(t, testWorkRetryAfter) }
 func testWorkRetryAfter(t *testing.T) {
 	times := make(chan time.Time, 4)
 	var calls atomic.Int32
-	rec := &recorder{work: func(context.Context, cache.ObjectName, *source.PodRow) error {
+	rec := &recorder{work: func(context.Context, cache.ObjectName, *wire.PodRow) error {
 		times <- time.Now()
 		if calls.Add(1) == 1 {
 			return fmt.Errorf("logs: %w", retryLater(300*time.Millisecond))
@@ -336,7 +337,7 @@ func TestWorkRetrySucceeds(t *testing.T) { synctest.Test(t, testWorkRetrySucceed
 func testWorkRetrySucceeds(t *testing.T) {
 	var calls atomic.Int32
 	seen := make(chan string, 4)
-	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *source.PodRow) error {
+	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *wire.PodRow) error {
 		seen <- row.Meta().ResourceVersion
 		if calls.Add(1) == 1 {
 			return errors.New("once")
@@ -367,7 +368,7 @@ func TestNeverTwoWorkersOnOneKey(t *testing.T) { synctest.Test(t, testNeverTwoWo
 
 func testNeverTwoWorkersOnOneKey(t *testing.T) {
 	var inFlight, maxSeen atomic.Int32
-	rec := &recorder{work: func(context.Context, cache.ObjectName, *source.PodRow) error {
+	rec := &recorder{work: func(context.Context, cache.ObjectName, *wire.PodRow) error {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for {
@@ -409,10 +410,10 @@ func newIdle(t testing.TB, rec *recorder, hideSync bool) *Controller {
 	return c
 }
 
-func row(name, rv, uid string) *source.PodRow {
+func row(name, rv, uid string) *wire.PodRow {
 	p := pod(name, rv)
 	p.UID = types.UID(uid)
-	return source.RowOf(p)
+	return wire.RowOf(p)
 }
 
 // drain runs processNext until the queue is empty.
@@ -510,7 +511,7 @@ func TestNoDuplicateWhenTheCacheIsAhead(t *testing.T) {
 func TestRetryDoesNotDeliverAgain(t *testing.T) {
 	fails := 2
 	var worked []string
-	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *source.PodRow) error {
+	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *wire.PodRow) error {
 		if row == nil {
 			return nil // gone: nothing to work on
 		}
@@ -541,19 +542,19 @@ func TestRetryDoesNotDeliverAgain(t *testing.T) {
 }
 
 func TestMerge(t *testing.T) {
-	a, b, c := &source.PodRow{}, &source.PodRow{}, &source.PodRow{}
+	a, b, c := &wire.PodRow{}, &wire.PodRow{}, &wire.PodRow{}
 	cases := []struct {
 		name         string
 		older, newer *pending
 		kind         Kind
 		gone         int
-		row, listed  *source.PodRow
+		row, listed  *wire.PodRow
 	}{
 		{"sync then update stays sync with both states", &pending{kind: Sync, row: a, listed: a}, &pending{kind: Update, row: b}, Sync, 0, b, a},
 		{"add then update stays add", &pending{kind: Add, row: a}, &pending{kind: Update, row: b}, Add, 0, b, nil},
 		{"add then gone is gone", &pending{kind: Add, row: a}, &pending{kind: Gone, row: b}, Gone, 0, b, nil},
 		{"gone then add keeps the old pod", &pending{kind: Gone, row: a}, &pending{kind: Add, row: b}, Add, 1, b, nil},
-		{"gone, add, gone", &pending{kind: Add, row: b, gone: []*source.PodRow{a}}, &pending{kind: Gone, row: c}, Gone, 1, c, nil},
+		{"gone, add, gone", &pending{kind: Add, row: b, gone: []*wire.PodRow{a}}, &pending{kind: Gone, row: c}, Gone, 1, c, nil},
 		{"unknown last state is kept", &pending{kind: Gone}, &pending{kind: Add, row: b}, Add, 1, b, nil},
 	}
 	for _, tc := range cases {
@@ -598,7 +599,7 @@ func BenchmarkUpdateToMessage(b *testing.B) {
 		}
 		return nil
 	}
-	rows := []*source.PodRow{source.RowOf(pod("p", "1")), source.RowOf(pod("p", "2"))}
+	rows := []*wire.PodRow{wire.RowOf(pod("p", "1")), wire.RowOf(pod("p", "2"))}
 	if err := c.indexer.Add(rows[0]); err != nil {
 		b.Fatal(err)
 	}

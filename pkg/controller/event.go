@@ -4,8 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // Kind names what happened to a pod, as the user sees it.
@@ -95,12 +95,12 @@ type Message struct {
 	// deletion seen only as a tombstone without an object). It is shared
 	// with the cache: read only. For a DIAGNOSIS it is the state that was
 	// diagnosed; for an EVENT, nil.
-	Row *source.PodRow
+	Row *wire.PodRow
 	// Context names the kubeconfig context the pod is in, when a run
 	// watches several; the run sets it, the controller never does.
 	Context string
 	// Diagnosis is set for a DIAGNOSIS message.
-	Diagnosis *diagnose.Diagnosis
+	Diagnosis *diagnosis.Diagnosis
 	// Event is set for a WARNING or NORMAL message: the Event, its count
 	// folded (see podsync); read only.
 	Event *corev1.Event
@@ -125,14 +125,14 @@ type pending struct {
 	kind Kind
 	// row is the newest state (SYNC, ADD, UPDATE) or the last state of a
 	// deleted pod (GONE).
-	row *source.PodRow
+	row *wire.PodRow
 	// listed is the state of the initial list for a SYNC; it differs from
 	// row when updates were folded into the SYNC.
-	listed *source.PodRow
+	listed *wire.PodRow
 	// gone holds the last states of earlier incarnations of the key,
 	// deleted before the current one was created; each is reported as
 	// GONE first (nil: deleted with no known last state).
-	gone []*source.PodRow
+	gone []*wire.PodRow
 }
 
 // merge folds a newer event into what was pending before it.
@@ -161,6 +161,6 @@ func merge(older, newer *pending) *pending {
 }
 
 // incarnations returns the GONE rows of a pending deletion, its own last.
-func (p *pending) incarnations() []*source.PodRow {
+func (p *pending) incarnations() []*wire.PodRow {
 	return append(p.gone[:len(p.gone):len(p.gone)], p.row)
 }

@@ -7,7 +7,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // Keep says which pods a controller delivers messages for, when the source
@@ -73,7 +73,7 @@ func (c *Controller) Recheck(namespace string) <-chan struct{} {
 		}
 	}
 	for _, obj := range objs {
-		row, ok := obj.(*source.PodRow)
+		row, ok := obj.(*wire.PodRow)
 		if !ok {
 			continue
 		}

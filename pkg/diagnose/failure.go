@@ -21,32 +21,6 @@ var waitingFailures = map[string]bool{
 	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
 }
 
-// Failure is the failure state a pod shows now.
-type Failure struct {
-	// Reason is the first reason found: a container's (CrashLoopBackOff,
-	// Error, OOMKilled, ImagePullBackOff, ...), else Unschedulable or the
-	// pod's phase Failed (or its own reason, such as Evicted).
-	Reason     string
-	Containers []FailedContainer
-	// Parts identify the failure: one per failed container (its name,
-	// restart count and reason), or the pod-level state when no container
-	// failed. A pod diagnosed for every part already needs no new
-	// diagnosis.
-	Parts []string
-}
-
-// FailedContainer is one container in a failure state.
-type FailedContainer struct {
-	Name         string
-	Init         bool
-	Reason       string
-	RestartCount int32
-	// HasLog: an instance of the container ran, so there is a log to read;
-	// Previous: that instance is the previous one (the container was
-	// restarted and now waits or runs again).
-	HasLog, Previous bool
-}
-
 // Of returns the failure state pod shows, if any: a container waiting in
 // one of waitingFailures, a container terminated with a non-zero exit
 // code or OOMKilled, phase Failed, or PodScheduled=False for Unschedulable.

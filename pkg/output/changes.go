@@ -9,13 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // Changes says in a few words what changed between two printed states of one
 // pod: the visible cells that differ (the server's columns and the -L label
 // columns), or else the parts of the object.
-func Changes(prev, cur *source.PodRow, wide bool, labelColumns []string) string {
+func Changes(prev, cur *wire.PodRow, wide bool, labelColumns []string) string {
 	if prev == nil || cur == nil {
 		return ""
 	}
@@ -53,7 +53,7 @@ func labelCell(labels map[string]string, key string) string {
 	return "<none>"
 }
 
-func changedCells(prev, cur *source.PodRow, wide bool) []string {
+func changedCells(prev, cur *wire.PodRow, wide bool) []string {
 	var out []string
 	for i, col := range cur.Columns {
 		if (col.Priority != 0 && !wide) || col.Name == "Age" || i >= len(cur.Cells) || i >= len(prev.Cells) {
@@ -136,7 +136,7 @@ func jsonName(f reflect.StructField) string {
 
 // changedLeanParts is changedParts for lean rows, from the hashes of the
 // parts they left out: the same names in the same order.
-func changedLeanParts(prev, cur *source.PodRow) []string {
+func changedLeanParts(prev, cur *wire.PodRow) []string {
 	a, b := prev.Parts, cur.Parts
 	out := changedMetaWith(prev.Meta(), cur.Meta(), a.Annotations, b.Annotations, a.Finalizers, b.Finalizers)
 	out = append(out, changedHashes("spec", reflect.TypeFor[corev1.PodSpec](), a.Spec, b.Spec)...)
@@ -145,7 +145,7 @@ func changedLeanParts(prev, cur *source.PodRow) []string {
 
 // changedHashes names the fields of t whose hashes differ; both lists are
 // sorted by field index.
-func changedHashes(prefix string, t reflect.Type, a, b []source.PartHash) []string {
+func changedHashes(prefix string, t reflect.Type, a, b []wire.PartHash) []string {
 	var out []string
 	for len(a) > 0 || len(b) > 0 {
 		switch {

@@ -3,21 +3,21 @@ package output
 import (
 	"testing"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 func TestChanges(t *testing.T) {
-	withLabel := func(r *source.PodRow, k, v string) *source.PodRow {
+	withLabel := func(r *wire.PodRow, k, v string) *wire.PodRow {
 		r.Meta().Labels[k] = v
 		return r
 	}
-	restarted := func(r *source.PodRow, cell string) *source.PodRow {
+	restarted := func(r *wire.PodRow, cell string) *wire.PodRow {
 		r.Cells[3] = cell
 		return r
 	}
 	cases := []struct {
 		name      string
-		prev, cur *source.PodRow
+		prev, cur *wire.PodRow
 		wide      bool
 		labels    []string
 		want      string

@@ -12,7 +12,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // The -o json fast path must print exactly what kubectl's JSON printer
@@ -42,7 +42,7 @@ func TestEventJSONMatchesKubectlsPrinter(t *testing.T) {
 			if err := p.PrintObj(&metav1.WatchEvent{Type: kind.String(), Object: runtime.RawExtension{Object: typed}}, &want); err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range []*source.PodRow{source.RowOf(typed), packed(t, typed)} {
+			for _, r := range []*wire.PodRow{wire.RowOf(typed), packed(t, typed)} {
 				w.buf.Reset()
 				if err := w.printJSON(controller.Message{Kind: kind, Row: r}); err != nil {
 					t.Fatal(err)
@@ -84,7 +84,7 @@ func BenchmarkEventJSON(b *testing.B) {
 			b.Fatal("the printer's line changed")
 		}
 	})
-	for _, r := range []*source.PodRow{source.RowOf(pod), packed(b, pod)} {
+	for _, r := range []*wire.PodRow{wire.RowOf(pod), packed(b, pod)} {
 		b.Run(map[bool]string{false: "fast-path", true: "packed-bytes"}[r.Raw != nil], func(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
@@ -101,10 +101,10 @@ func BenchmarkEventJSON(b *testing.B) {
 }
 
 // packed is a packed row of pod, as -o json's source makes it.
-func packed(t testing.TB, pod *corev1.Pod) *source.PodRow {
+func packed(t testing.TB, pod *corev1.Pod) *wire.PodRow {
 	t.Helper()
-	r := source.RowOf(pod)
-	if err := source.Pack(r, false); err != nil {
+	r := wire.RowOf(pod)
+	if err := wire.Pack(r, false); err != nil {
 		t.Fatal(err)
 	}
 	if r.Raw == nil {

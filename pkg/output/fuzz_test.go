@@ -13,8 +13,8 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // fuzzFormats are the -o values the fuzz target prints in; templates are
@@ -53,15 +53,15 @@ func fuzzMessages(a, b, c, d string) []controller.Message {
 			Annotations: map[string]string{"a": a, b: c}},
 		Status: corev1.PodStatus{Phase: corev1.PodPending, Message: d},
 	}
-	r := source.RowOf(pod)
+	r := wire.RowOf(pod)
 	r.Columns = columns
 	r.Cells = []interface{}{"web-1", "0/1", b, "0", "x", "<none>", "<none>", "<none>", "<none>"}
-	r2 := source.RowOf(pod)
+	r2 := wire.RowOf(pod)
 	r2.Columns = columns
 	r2.Cells = []interface{}{"web-1", "0/1", c, "0", "x", "<none>", "<none>", "<none>", "<none>"}
-	diag := &diagnose.Diagnosis{
-		Kind: diagnose.Kind, Metadata: diagnose.Meta{Name: "web-1", Namespace: "shop"},
-		Containers: []diagnose.Container{{Name: a, Reason: b, Logs: &check.LogTail{Lines: []string{a, b, c, d}}}},
+	diag := &diagnosis.Diagnosis{
+		Kind: diagnosis.Kind, Metadata: diagnosis.Meta{Name: "web-1", Namespace: "shop"},
+		Containers: []diagnosis.Container{{Name: a, Reason: b, Logs: &check.LogTail{Lines: []string{a, b, c, d}}}},
 		Events:     []check.EventExplanation{{Type: "Warning", Reason: c, Message: d, Count: 2}},
 		Missing:    []string{a},
 	}

@@ -7,12 +7,12 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 // Under GitHub Actions (Options.StopCommands set) no text from the cluster
 // may run a workflow command, in either of the runner's syntaxes (see
-// check.Defuse), and what scripts parse must decode as it does elsewhere:
+// text.Defuse), and what scripts parse must decode as it does elsewhere:
 //
 //   - tables and names: the text is defused (a backslash before the [ of
 //     ##[ and before a line's leading ::);
@@ -31,19 +31,19 @@ import (
 func (w *Writer) gitHub() bool { return w.opts.StopCommands != "" }
 
 // forGitHub makes text, ready for the output, safe for the runner.
-func (w *Writer) forGitHub(text []byte) []byte {
+func (w *Writer) forGitHub(out []byte) []byte {
 	switch {
 	case !w.gitHub():
-		return text
+		return out
 	case w.shape == Table || w.shape == Name:
-		return []byte(check.Defuse(string(text)))
+		return []byte(text.Defuse(string(out)))
 	case w.printsJSON():
-		return check.DefuseJSON(text)
+		return text.DefuseJSON(out)
 	case w.shape == Event:
 		// Each document was made safe as it was printed (safeYAML).
-		return text
+		return out
 	}
-	return w.guardLines(text)
+	return w.guardLines(out)
 }
 
 // guardLines puts text between the stop-commands lines. The pause ends only
@@ -86,7 +86,7 @@ func (w *Writer) End() error {
 // \u005b. Should the emitter still give a risky line, the document is
 // written as JSON, which is YAML too.
 func safeYAML(doc []byte) ([]byte, error) {
-	if !check.Commandish(string(doc)) {
+	if !text.Commandish(string(doc)) {
 		return doc, nil
 	}
 	sep := []byte("---\n")
@@ -109,8 +109,8 @@ func safeYAML(doc []byte) ([]byte, error) {
 	if err := enc.Close(); err != nil {
 		return nil, fmt.Errorf("write the YAML again: %w", err)
 	}
-	safe := check.DefuseJSON(out.Bytes())
-	if !check.Commandish(string(safe)) {
+	safe := text.DefuseJSON(out.Bytes())
+	if !text.Commandish(string(safe)) {
 		return safe, nil
 	}
 	return yamlAsJSON(body, hadSep)
@@ -119,7 +119,7 @@ func safeYAML(doc []byte) ([]byte, error) {
 // quoteRisky double-quotes every string scalar, key or value, that could
 // form a workflow command.
 func quoteRisky(n *yaml.Node) {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && check.Commandish(n.Value) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && text.Commandish(n.Value) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	for _, c := range n.Content {
@@ -132,7 +132,7 @@ func yamlAsJSON(body []byte, sep bool) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write the YAML as JSON: %w", err)
 	}
-	out := append(check.DefuseJSON(j), '\n')
+	out := append(text.DefuseJSON(j), '\n')
 	if sep {
 		out = append([]byte("---\n"), out...)
 	}

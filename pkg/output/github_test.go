@@ -16,14 +16,14 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // evil is text a pod's author writes, in both of the runner's syntaxes.
 const evil = "##[add-mask]s3cret ##[stop-commands]x\n  ::error::from the cluster\n##[warning]last"
 
-func hostileRow(rv string) *source.PodRow {
+func hostileRow(rv string) *wire.PodRow {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "web-1", Namespace: "shop", ResourceVersion: rv,
@@ -32,16 +32,16 @@ func hostileRow(rv string) *source.PodRow {
 		},
 		Status: corev1.PodStatus{Phase: corev1.PodPending, Message: evil},
 	}
-	r := source.RowOf(p)
+	r := wire.RowOf(p)
 	r.Columns = columns
 	r.Cells = []interface{}{"web-1", "0/1", "##[error]Reason" + rv, "0", "x", "<none>", "<none>", "<none>", "<none>"}
 	return r
 }
 
 func hostileStream() []controller.Message {
-	d := &diagnose.Diagnosis{
-		Kind: diagnose.Kind, Metadata: diagnose.Meta{Name: "web-1", Namespace: "shop", UID: "uid-1"},
-		Containers: []diagnose.Container{{Name: "app", Reason: "Error", Logs: &check.LogTail{Lines: strings.Split(evil, "\n")}}},
+	d := &diagnosis.Diagnosis{
+		Kind: diagnosis.Kind, Metadata: diagnosis.Meta{Name: "web-1", Namespace: "shop", UID: "uid-1"},
+		Containers: []diagnosis.Container{{Name: "app", Reason: "Error", Logs: &check.LogTail{Lines: strings.Split(evil, "\n")}}},
 		Events:     []check.EventExplanation{{Type: "Warning", Reason: "##[error]R", Message: evil, Count: 2}},
 	}
 	return []controller.Message{

@@ -11,9 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/events"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 )
 
 var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
@@ -27,7 +28,7 @@ var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
 //     NAME column (and NAMESPACE with -A), then REASON (xCOUNT): MESSAGE,
 //     outside the pod columns.
 //   - json, yaml: {"type": KIND, "object": ...}, the object being the
-//     Diagnosis (see diagnose.Diagnosis) or the Event.
+//     Diagnosis (see diagnosis.Diagnosis) or the Event.
 //   - name: pod/NAME diagnosed, event/NAME warning, event/NAME normal.
 //   - templates and custom columns: applied to the same object as json.
 //
@@ -156,10 +157,10 @@ func (w *Writer) eventLine(msg controller.Message) string {
 		b.WriteString(cellText(ev.InvolvedObject.Namespace) + "\t")
 	}
 	b.WriteString(cellText(ev.InvolvedObject.Name) + "\t" + cellText(ev.Reason))
-	if n := check.EventCount(ev); n > 1 {
+	if n := events.Count(ev); n > 1 {
 		fmt.Fprintf(&b, " (x%d)", n)
 	}
-	b.WriteString(": " + cellText(check.OneLine(ev.Message, maxLineLen)) + "\n")
+	b.WriteString(": " + cellText(text.OneLine(ev.Message, maxLineLen)) + "\n")
 	return b.String()
 }
 
@@ -201,25 +202,25 @@ func (w *Writer) diagnosisLines(msg controller.Message, t *told) string {
 		if ev.Count > 1 {
 			fmt.Fprintf(&b, " (x%d)", ev.Count)
 		}
-		fmt.Fprintf(&b, ": %s\n", cellText(check.OneLine(ev.Message, maxLineLen)))
+		fmt.Fprintf(&b, ": %s\n", cellText(text.OneLine(ev.Message, maxLineLen)))
 	}
 	for _, m := range d.Missing {
 		if t.missing[m] {
 			continue
 		}
 		t.missing[m] = true
-		fmt.Fprintf(&b, "%s%s: missing %s\n", diagnosisIndent, name, cellText(check.OneLine(m, maxLineLen)))
+		fmt.Fprintf(&b, "%s%s: missing %s\n", diagnosisIndent, name, cellText(text.OneLine(m, maxLineLen)))
 	}
 	return b.String()
 }
 
-func writeContainerLog(b *strings.Builder, pod string, c diagnose.Container) {
+func writeContainerLog(b *strings.Builder, pod string, c diagnosis.Container) {
 	l := c.Logs
 	switch {
 	case l == nil:
 		return
 	case l.Error != "":
-		fmt.Fprintf(b, "%s%s: no log of container %s: %s\n", diagnosisIndent, pod, cellText(c.Name), cellText(check.OneLine(l.Error, maxLineLen)))
+		fmt.Fprintf(b, "%s%s: no log of container %s: %s\n", diagnosisIndent, pod, cellText(c.Name), cellText(text.OneLine(l.Error, maxLineLen)))
 		return
 	}
 	instance := "current instance"
@@ -232,7 +233,7 @@ func writeContainerLog(b *strings.Builder, pod string, c diagnose.Container) {
 	}
 	fmt.Fprintf(b, "%s%s: container %s (%s), last %d log %s:\n", diagnosisIndent, pod, cellText(c.Name), instance, len(l.Lines), lines)
 	for _, line := range l.Lines {
-		b.WriteString(diagnosisIndent + "  " + cellText(check.LogLine(line)) + "\n")
+		b.WriteString(diagnosisIndent + "  " + cellText(text.LogLine(line)) + "\n")
 	}
 	if l.Truncated {
 		b.WriteString(diagnosisIndent + "  (long lines cut at the byte limit, ending with …)\n")
@@ -242,7 +243,7 @@ func writeContainerLog(b *strings.Builder, pod string, c diagnose.Container) {
 // cellText makes text from the cluster safe for a terminal and for the
 // tabwriter: escaped, with tabs (which would start a cell) made spaces.
 func cellText(s string) string {
-	s = check.Escape(s)
+	s = text.Escape(s)
 	if !strings.ContainsRune(s, '\t') {
 		return s
 	}

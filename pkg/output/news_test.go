@@ -14,7 +14,7 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 )
 
 func shopEvent(name, typ, reason, message string, count int32) *corev1.Event {
@@ -26,12 +26,12 @@ func shopEvent(name, typ, reason, message string, count int32) *corev1.Event {
 	}
 }
 
-func crashDiagnosis() *diagnose.Diagnosis {
-	return &diagnose.Diagnosis{
-		Kind:     diagnose.Kind,
-		Metadata: diagnose.Meta{Name: "web-1", Namespace: "shop", UID: "uid-1"},
+func crashDiagnosis() *diagnosis.Diagnosis {
+	return &diagnosis.Diagnosis{
+		Kind:     diagnosis.Kind,
+		Metadata: diagnosis.Meta{Name: "web-1", Namespace: "shop", UID: "uid-1"},
 		Reason:   "CrashLoopBackOff",
-		Containers: []diagnose.Container{{Name: "app", Reason: "CrashLoopBackOff", RestartCount: 1, Logs: &check.LogTail{
+		Containers: []diagnosis.Container{{Name: "app", Reason: "CrashLoopBackOff", RestartCount: 1, Logs: &check.LogTail{
 			Previous: true,
 			Lines:    []string{"starting\twith a tab", "\x1b]0;owned\x07\x1b[2J", "::error::spoofed", "Error: config missing"},
 		}}},
@@ -143,7 +143,7 @@ func TestDiagnosisTableShowsWhatIsNew(t *testing.T) {
 	second := crashDiagnosis()
 	third := crashDiagnosis()
 	third.Containers[0].Logs = &check.LogTail{Previous: true, Lines: []string{"a new crash"}}
-	for _, d := range []*diagnose.Diagnosis{first, second, third} {
+	for _, d := range []*diagnosis.Diagnosis{first, second, third} {
 		if err := w.Write(controller.Message{Kind: controller.Diagnosis, Key: shopKey("web-1"), Diagnosis: d}); err != nil {
 			t.Fatal(err)
 		}

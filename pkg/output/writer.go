@@ -21,9 +21,9 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // Shape is how a message reaches the printer.
@@ -92,12 +92,12 @@ type Writer struct {
 	scratch bytes.Buffer
 	// podJSON writes -o json's pods straight from packed rows' bytes,
 	// into jsonBuf.
-	podJSON source.PodJSON
+	podJSON wire.PodJSON
 	jsonBuf []byte
 	// contextColors colour the CONTEXT column of a table.
 	contextColors map[string]string
 	// last is the previous state reported per key, for CHANGES.
-	last map[contextKey]*source.PodRow
+	last map[contextKey]*wire.PodRow
 	// buffered holds table lines back until Flush, so the initial list is
 	// aligned as one block, as kubectl aligns its first table; other
 	// shapes write a page in batches of batchBytes (see holding).
@@ -138,7 +138,7 @@ func New(o Options) (*Writer, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	w := &Writer{opts: o, shape: ShapeOf(format), wide: format == "wide", printer: p, last: map[contextKey]*source.PodRow{}, labels: labels}
+	w := &Writer{opts: o, shape: ShapeOf(format), wide: format == "wide", printer: p, last: map[contextKey]*wire.PodRow{}, labels: labels}
 	if o.Color {
 		w.colors = eventColors()
 		if w.multi() {
@@ -212,7 +212,7 @@ func (w *Writer) PrintsWhole(msg controller.Message) bool {
 }
 
 // printsJSON: -o json prints a packed row's pod from its bytes (see
-// source.PodJSON), without the whole pod.
+// wire.PodJSON), without the whole pod.
 func (w *Writer) printsJSON() bool {
 	return w.shape == Event && *w.opts.PrintFlags.OutputFormat == "json"
 }
@@ -269,7 +269,7 @@ type WriteError struct{ Err error }
 func (e *WriteError) Error() string { return "write output: " + e.Err.Error() }
 func (e *WriteError) Unwrap() error { return e.Err }
 
-func (w *Writer) print(msg controller.Message, prev *source.PodRow) error {
+func (w *Writer) print(msg controller.Message, prev *wire.PodRow) error {
 	if w.shape == Table {
 		return w.printRow(msg, prev)
 	}
@@ -355,16 +355,16 @@ func trimLineEnds(text []byte) []byte {
 // printers need; the cached pod itself is never changed. A pod typed
 // already (one decoded anew for the printer) is returned as it is.
 func typedPod(p *corev1.Pod) *corev1.Pod {
-	if p.TypeMeta == source.PodTypeMeta() {
+	if p.TypeMeta == wire.PodTypeMeta() {
 		return p
 	}
 	out := *p
-	out.TypeMeta = source.PodTypeMeta()
+	out.TypeMeta = wire.PodTypeMeta()
 	return &out
 }
 
 // printRow prints one table row through kubectl's table printer.
-func (w *Writer) printRow(msg controller.Message, prev *source.PodRow) error {
+func (w *Writer) printRow(msg controller.Message, prev *wire.PodRow) error {
 	if !w.seeded {
 		w.seeded = true
 		w.tw.SetRememberedWidths(w.seedWidths(msg.Row.Columns))
@@ -395,7 +395,7 @@ func (w *Writer) tableRow(msg controller.Message, changes string) *metav1.Table 
 		}
 	}
 	if w.gitHub() {
-		changes = check.Defuse(changes)
+		changes = text.Defuse(changes)
 	}
 	cells = append(w.labels.cells(cells, meta.Labels), cellText(changes))
 	// No object: the printer would read only its namespace and labels,
@@ -416,7 +416,7 @@ func (w *Writer) serverCell(c any) any {
 		var b strings.Builder
 		for _, r := range s {
 			if passedControl(r) {
-				b.WriteString(check.Escape(string(r)))
+				b.WriteString(text.Escape(string(r)))
 			} else {
 				b.WriteRune(r)
 			}
@@ -424,14 +424,14 @@ func (w *Writer) serverCell(c any) any {
 		s = b.String()
 	}
 	if w.gitHub() {
-		s = check.Defuse(s)
+		s = text.Defuse(s)
 	}
 	return s
 }
 
 // passedControl: a control character kubectl's table printer prints raw.
 func passedControl(r rune) bool {
-	return check.ControlChar(r) && r != '\r' && r != '\f' && r != 0x1b
+	return text.ControlChar(r) && r != '\r' && r != '\f' && r != 0x1b
 }
 
 var changesColumn = metav1.TableColumnDefinition{Name: "Changes", Type: "string", Description: "What changed since the previous message for this pod."}

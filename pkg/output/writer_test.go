@@ -16,7 +16,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -38,7 +38,7 @@ var columns = []metav1.TableColumnDefinition{
 
 func shopKey(name string) cache.ObjectName { return cache.ObjectName{Namespace: "shop", Name: name} }
 
-func row(name, ready, status, restarts, ip string, rv string) *source.PodRow {
+func row(name, ready, status, restarts, ip string, rv string) *wire.PodRow {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: "shop", ResourceVersion: rv,
@@ -49,7 +49,7 @@ func row(name, ready, status, restarts, ip string, rv string) *source.PodRow {
 		Status: corev1.PodStatus{Phase: corev1.PodPhase(status), PodIP: ip},
 	}
 	cells := []interface{}{name, ready, status, restarts, "ignored", ip, "kwok-node-0", "<none>", "<none>"}
-	r := source.RowOf(p)
+	r := wire.RowOf(p)
 	r.Cells, r.Columns = cells, columns
 	return r
 }

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // connection is the run's source.Reporter: it hears the result of every list
@@ -71,6 +72,8 @@ type connection struct {
 	// and what failed then.
 	saidAt  time.Time
 	saidWhy string
+	// badPods are the pods whose bytes did not decode, said once each.
+	badPods map[string]bool
 }
 
 // stillLostEvery is how often a connection still lost says for how long.
@@ -167,6 +170,23 @@ func (c *connection) lostSince() (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lostAt, c.lostOnce
+}
+
+// BadPod implements source.BadPodReporter: a pod whose bytes do not
+// decode is left out, said once on stderr with its namespace and name,
+// and the run goes on with the other pods.
+func (c *connection) BadPod(err *wire.PodError) {
+	key := err.Namespace + "/" + err.Name
+	c.mu.Lock()
+	said := c.badPods[key]
+	if c.badPods == nil {
+		c.badPods = map[string]bool{}
+	}
+	c.badPods[key] = true
+	c.mu.Unlock()
+	if !said {
+		fmt.Fprintf(c.errOut, "error: %s (from the API server%s); the pod is left out\n", check.OneLine(err.Error(), 0), c.of())
+	}
 }
 
 // of names the context after "the API server", with several clusters.

@@ -15,6 +15,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 type connCase struct {
@@ -156,5 +158,25 @@ func TestConnectionListOnlyIgnoresWatch(t *testing.T) {
 	c.conn.Result("list", apierrors.NewForbidden(podsResource, "", errors.New("cannot list")))
 	if c.ctx.Err() == nil || !strings.Contains(context.Cause(c.ctx).Error(), "cannot list") {
 		t.Errorf("a forbidden list must still end the run: %v", context.Cause(c.ctx))
+	}
+}
+
+// A pod whose bytes do not decode is said once on stderr, with its
+// namespace and name, however often the list and the watch bring it; the
+// run goes on.
+func TestBadPodIsSaidOnce(t *testing.T) {
+	c := newConn(t)
+	bad := &wire.PodError{Namespace: "ns", Name: "bad", Err: errors.New("unexpected EOF")}
+	for range 3 {
+		c.conn.BadPod(bad)
+	}
+	c.conn.BadPod(&wire.PodError{Namespace: "ns", Name: "other", Err: errors.New("unexpected EOF")})
+	want := "error: decode pod ns/bad: unexpected EOF (from the API server); the pod is left out\n" +
+		"error: decode pod ns/other: unexpected EOF (from the API server); the pod is left out\n"
+	if got := c.stderr.String(); got != want {
+		t.Errorf("stderr %q, want %q", got, want)
+	}
+	if c.ctx.Err() != nil {
+		t.Errorf("a bad pod ended the run: %v", context.Cause(c.ctx))
 	}
 }

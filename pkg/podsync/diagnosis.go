@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // diagnosisGrace is how long a failed check waits for the diagnoses of the
@@ -57,7 +58,7 @@ func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, 
 		// as client-go's default controller limiter allows.
 		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
-	opts.Work = func(ctx context.Context, key cache.ObjectName, row *source.PodRow) error {
+	opts.Work = func(ctx context.Context, key cache.ObjectName, row *wire.PodRow) error {
 		got, err := d.Diagnose(ctx, key.String(), podOf(row))
 		if got != nil {
 			_ = deliver(ctx, []controller.Message{{Kind: controller.Diagnosis, Key: key, Row: row, Diagnosis: got}})
@@ -146,9 +147,9 @@ func (s *stream) awaitDiagnoses(ctx context.Context, end ending) {
 // row is the newest state the stream knows of the pod of key: the
 // informer's, or, before the informer has it, that of the page of the
 // initial list it was printed from (nil: neither).
-func (w *clusterRun) row(key string) *source.PodRow {
+func (w *clusterRun) row(key string) *wire.PodRow {
 	if obj, ok, err := w.ctrl.Indexer().GetByKey(key); err == nil && ok {
-		return obj.(*source.PodRow)
+		return obj.(*wire.PodRow)
 	}
 	name, err := cache.ParseObjectName(key)
 	if err != nil {
@@ -210,7 +211,7 @@ func (s *stream) attachDiagnosis(w *clusterRun, key string, x *check.PodExplanat
 // maxExplainedEvents matches the events an explanation keeps.
 const maxExplainedEvents = 5
 
-func podOf(row *source.PodRow) *corev1.Pod {
+func podOf(row *wire.PodRow) *corev1.Pod {
 	if row == nil {
 		return nil
 	}

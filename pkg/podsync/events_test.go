@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 func podEvent(uid types.UID, objUID types.UID, reason string, count int32) *corev1.Event {
@@ -21,7 +21,7 @@ func podEvent(uid types.UID, objUID types.UID, reason string, count int32) *core
 }
 
 func podMessage(kind controller.Kind, uid types.UID) controller.Message {
-	row := source.RowOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1", UID: uid}})
+	row := wire.RowOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1", UID: uid}})
 	return controller.Message{Kind: kind, Key: cache.ObjectName{Namespace: "shop", Name: "web-1"}, Row: row}
 }
 

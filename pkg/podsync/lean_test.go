@@ -17,7 +17,7 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // The lean rows of the table output print exactly what the
@@ -33,7 +33,7 @@ func TestLeanRowsPrintTheSame(t *testing.T) {
 		h := generate(seed)
 		msgs := leanHistory(h, rand.New(rand.NewPCG(seed, 7)))
 		for _, args := range layouts {
-			full, lean := render(t, args, msgs, nil), render(t, args, msgs, source.Lean)
+			full, lean := render(t, args, msgs, nil), render(t, args, msgs, wire.Lean)
 			if full != lean {
 				t.Fatalf("seed %d %v: lean rows print differently\n--- whole\n%s--- lean\n%s", seed, args, full, lean)
 			}
@@ -51,8 +51,8 @@ func TestPackedRowsPrintTheSame(t *testing.T) {
 		{"-o", "jsonpath={.metadata.name} {.spec.containers[0].image} {.status.podIP}{\"\\n\"}"},
 		{"-o", "go-template={{.metadata.name}} {{.metadata.annotations}} {{.spec.tolerations}}{{\"\\n\"}}"},
 		{"-o", "custom-columns=NAME:.metadata.name,IMAGE:.spec.containers[0].image,FIN:.metadata.finalizers,MF:.metadata.managedFields[0].manager"}}
-	pack := func(row *source.PodRow) {
-		if err := source.Pack(row, true); err != nil {
+	pack := func(row *wire.PodRow) {
+		if err := wire.Pack(row, true); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,14 +71,14 @@ func TestPackedRowsPrintTheSame(t *testing.T) {
 
 // samePods: the lean pod of a packed row, which the checks, the summary
 // and the explanations read, is the lean pod of the table's lean row.
-func samePods(t *testing.T, seed uint64, msgs []controller.Message, pack func(*source.PodRow)) {
+func samePods(t *testing.T, seed uint64, msgs []controller.Message, pack func(*wire.PodRow)) {
 	t.Helper()
 	for i, m := range msgs {
 		if m.Row == nil {
 			continue
 		}
 		lean, packed := *m.Row, *m.Row
-		source.Lean(&lean)
+		wire.Lean(&lean)
 		pack(&packed)
 		if a, b := lean.Pod(), packed.Pod(); !equality.Semantic.DeepEqual(a, b) {
 			t.Fatalf("seed %d message %d: the packed row's lean pod differs from the lean row's:\n%s", seed, i, diff.Diff(a, b))
@@ -161,8 +161,8 @@ func edit(p *corev1.Pod, r *rand.Rand) {
 }
 
 // render prints msgs through a Writer, from whole rows or from rows that
-// slim (source.Lean, or a packer) made of copies of them.
-func render(t *testing.T, args []string, msgs []controller.Message, slim func(*source.PodRow)) string {
+// slim (wire.Lean, or a packer) made of copies of them.
+func render(t *testing.T, args []string, msgs []controller.Message, slim func(*wire.PodRow)) string {
 	t.Helper()
 	pf := get.NewGetPrintFlags()
 	c := &cobra.Command{}

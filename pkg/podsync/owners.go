@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // A target's pods are the pods it controls, as its controller counts them:
@@ -223,11 +223,11 @@ func (t *targetRun) rejudge(ts *targetState, eval *check.Evaluator) {
 			continue
 		}
 		obj, ok, err := t.ctrl.Indexer().GetByKey(key)
-		row, isRow := obj.(*source.PodRow)
+		row, isRow := obj.(*wire.PodRow)
 		if err != nil || !ok || !isRow {
 			continue
 		}
-		eval.ObserveStatus(key, row.Pod(), source.Cell(row, "Status"), false)
+		eval.ObserveStatus(key, row.Pod(), wire.Cell(row, "Status"), false)
 	}
 }
 

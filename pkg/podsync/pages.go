@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // The initial list is printed page by page as it arrives, rather than once
@@ -82,7 +83,7 @@ func (s *stream) handlePage(c *clusterRun, p page) (ending, bool) {
 
 // restream: a pod seen in a page before (a list that failed half-way and
 // was read again) is printed again only if it changed.
-func (s *stream) restream(c *clusterRun, key cache.ObjectName, row *source.PodRow) []controller.Message {
+func (s *stream) restream(c *clusterRun, key cache.ObjectName, row *wire.PodRow) []controller.Message {
 	old := c.streamed[key]
 	switch {
 	case old == nil:

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // maxProgressPods is how many pods a progress line names.
@@ -107,8 +107,8 @@ func (s *stream) blockers(w *clusterRun) []string {
 		if err != nil || !ok {
 			continue
 		}
-		row := obj.(*source.PodRow)
-		status := source.Cell(row, "Status")
+		row := obj.(*wire.PodRow)
+		status := wire.Cell(row, "Status")
 		if status == "" {
 			status = check.Status(row.Pod())
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // Run streams messages until the run ends: --once, --until met or failed,
@@ -153,7 +154,7 @@ type clusterRun struct {
 	namespace string
 	// streamed holds the pods of the initial list printed from its pages,
 	// before the informer had the whole list (see pages.go).
-	streamed map[cache.ObjectName]*source.PodRow
+	streamed map[cache.ObjectName]*wire.PodRow
 	// diagnoser diagnoses pods in a failure state (nil: the run does not);
 	// diag holds the diagnoses delivered.
 	diagnoser *diagnose.Diagnoser
@@ -165,7 +166,7 @@ type clusterRun struct {
 	// judged holds, with a check, the state of each pod that the check
 	// last judged: an explanation describes that state, not a newer one
 	// the informer holds already.
-	judged map[string]*source.PodRow
+	judged map[string]*wire.PodRow
 }
 
 func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*clusterRun, error) {
@@ -173,7 +174,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		join: newEventJoin(), changed: map[string]time.Time{}}
 	w.ctx, w.stop = context.WithCancelCause(ctx)
 	if checking(cfg.Check) {
-		w.judged = map[string]*source.PodRow{}
+		w.judged = map[string]*wire.PodRow{}
 	}
 	if s.several {
 		w.label = c.Name
@@ -234,7 +235,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 	stream := cfg.SortBy == ""
 	var observe func(*source.PodRowList)
 	if stream {
-		w.streamed = map[cache.ObjectName]*source.PodRow{}
+		w.streamed = map[cache.ObjectName]*wire.PodRow{}
 		observe = s.pageObserver(ctx, i)
 		if w.targets != nil {
 			observe = w.targets.keptPages(observe)

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // sim is a small in-memory API server for pods: every write gets the next
@@ -94,9 +95,9 @@ func (s *sim) source() *source.Source {
 
 // row hands out a copy, as a client decodes its own: the informer's
 // transform changes what it is given.
-func (s *sim) row(p *corev1.Pod) *source.PodRow {
+func (s *sim) row(p *corev1.Pod) *wire.PodRow {
 	p = p.DeepCopy()
-	r := source.RowOf(p)
+	r := wire.RowOf(p)
 	if s.table {
 		r.Columns = simColumns
 		r.Cells = []interface{}{p.Name, readyCell(p), statusCell(p), "0", "1m", "<none>", "node-1", "<none>", "<none>"}
@@ -104,9 +105,9 @@ func (s *sim) row(p *corev1.Pod) *source.PodRow {
 	switch {
 	case !s.production:
 	case s.table:
-		source.Lean(r)
+		wire.Lean(r)
 	default:
-		if err := source.Pack(r, false); err != nil {
+		if err := wire.Pack(r, false); err != nil {
 			panic(fmt.Sprintf("pack pod %s/%s: %v", p.Namespace, p.Name, err))
 		}
 	}
@@ -389,7 +390,7 @@ func (w *simWatcher) pump() {
 		case w.out <- *ev:
 			w.mu.Lock()
 			if ev.Type != watch.Error {
-				w.sent, _ = strconv.ParseInt(ev.Object.(*source.PodRow).Pod().ResourceVersion, 10, 64)
+				w.sent, _ = strconv.ParseInt(ev.Object.(*wire.PodRow).Pod().ResourceVersion, 10, 64)
 			}
 			w.mu.Unlock()
 		case <-w.done:

@@ -15,7 +15,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // stream is the one goroutine that owns stdout: it judges each message,
@@ -241,7 +241,7 @@ func (s *stream) unpacked(m controller.Message) controller.Message {
 
 // observe counts the message and tells the check about it; cached is the
 // informer's row of the message, which an explanation may keep.
-func (s *stream) observe(w *clusterRun, m controller.Message, cached *source.PodRow) {
+func (s *stream) observe(w *clusterRun, m controller.Message, cached *wire.PodRow) {
 	w.events[m.Kind.String()]++
 	w.targets.observe(m)
 	key := m.Key.String()
@@ -249,7 +249,7 @@ func (s *stream) observe(w *clusterRun, m controller.Message, cached *source.Pod
 		// The state that failed the check is the one explained: a failure
 		// is final, later states of that pod are not.
 		keep := w.judged != nil && !failedOn(w.eval, key)
-		status := source.Cell(m.Row, "Status")
+		status := wire.Cell(m.Row, "Status")
 		initial := m.Kind == controller.Sync
 		switch {
 		case status == "" && !w.eval.Judges():
@@ -276,7 +276,7 @@ func (s *stream) observe(w *clusterRun, m controller.Message, cached *source.Pod
 // reads nothing else and keeps nothing of it: one pod reused for every
 // message, where a new one (1,280 bytes before its metadata) was a tenth
 // of the CPU of `-o json` at 50,000 pods.
-func (s *stream) identityOf(row *source.PodRow) *corev1.Pod {
+func (s *stream) identityOf(row *wire.PodRow) *corev1.Pod {
 	s.identity.ObjectMeta = *row.Meta()
 	return &s.identity
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // newTestStream is a stream with one cluster and no informer: tests hand
@@ -53,7 +53,7 @@ func TestGoneWithoutLastStateIsSaid(t *testing.T) {
 	}
 	s, c, out, errOut := newTestStream(t, spec)
 	key := cache.ObjectName{Namespace: "a", Name: "p"}
-	s.handle(c, []controller.Message{{Kind: controller.Sync, Key: key, Row: source.RowOf(readyPod("p"))}})
+	s.handle(c, []controller.Message{{Kind: controller.Sync, Key: key, Row: wire.RowOf(readyPod("p"))}})
 	s.handle(c, []controller.Message{{Kind: controller.Gone, Key: key}})
 	if got := errOut.String(); got != "warning: pod a/p was deleted while the watch was down; its last state is not known\n" {
 		t.Errorf("stderr %q", got)

@@ -6,6 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // A streaming list (WatchList: a watch that sends the current pods as
@@ -22,7 +24,7 @@ import (
 // pages for observe.
 type initialPages struct {
 	observe func(*PodRowList)
-	rows    []PodRow
+	rows    []wire.PodRow
 	handed  int
 	// busy is closed once the page handed last has been observed.
 	busy chan struct{}
@@ -47,7 +49,7 @@ func initialPagesFor(ctx context.Context, opts metav1.ListOptions) *initialPages
 // see takes one event of the stream, and says whether the initial pods
 // are all in.
 func (p *initialPages) see(typ watch.EventType, obj runtime.Object) bool {
-	row, ok := obj.(*PodRow)
+	row, ok := obj.(*wire.PodRow)
 	switch {
 	case !ok:
 		return false
@@ -55,7 +57,7 @@ func (p *initialPages) see(typ watch.EventType, obj runtime.Object) bool {
 		if p.rows == nil {
 			// A row is a big value: a page grown by doubling
 			// copied each row several times.
-			p.rows = make([]PodRow, 0, p.size())
+			p.rows = make([]wire.PodRow, 0, p.size())
 		}
 		p.rows = append(p.rows, *row)
 		if len(p.rows) >= p.size() {
@@ -71,7 +73,7 @@ func (p *initialPages) see(typ watch.EventType, obj runtime.Object) bool {
 // endsInitialEvents reports whether an event is the bookmark that ends a
 // streaming list's current pods.
 func endsInitialEvents(typ watch.EventType, obj runtime.Object) bool {
-	row, ok := obj.(*PodRow)
+	row, ok := obj.(*wire.PodRow)
 	return ok && typ == watch.Bookmark && row.Meta().Annotations[metav1.InitialEventsAnnotationKey] == "true"
 }
 

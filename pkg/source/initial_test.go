@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // A streaming list's pods reach the page observer in pages of a
@@ -55,16 +57,16 @@ func TestStreamingListPages(t *testing.T) {
 		defer mu.Unlock()
 		return append([]*PodRowList(nil), pages...)
 	}
-	f := &frames{body: io.NopCloser(bytes.NewReader(stream)), d: decoder{pack: true},
+	f := &frames{body: io.NopCloser(bytes.NewReader(stream)), d: wire.Decoder{Pack: true},
 		initial: initialPagesFor(ctx, metav1.ListOptions{SendInitialEvents: ptr.To(true)})}
 	for i := range n {
 		typ, obj, err := f.Decode()
-		if err != nil || typ != watch.Added || obj.(*PodRow).Meta().Name != fmt.Sprintf("pod-%05d", i) {
+		if err != nil || typ != watch.Added || obj.(*wire.PodRow).Meta().Name != fmt.Sprintf("pod-%05d", i) {
 			t.Fatalf("event %d: %s %v %v", i, typ, obj, err)
 		}
 	}
 	typ, obj, err := f.Decode()
-	if err != nil || typ != watch.Bookmark || obj.(*PodRow).Meta().Annotations[metav1.InitialEventsAnnotationKey] != "true" {
+	if err != nil || typ != watch.Bookmark || obj.(*wire.PodRow).Meta().Annotations[metav1.InitialEventsAnnotationKey] != "true" {
 		t.Fatalf("the bookmark: %s %v %v", typ, obj, err)
 	}
 	got := observed()
@@ -84,7 +86,7 @@ func TestStreamingListPages(t *testing.T) {
 	if fmt.Sprint(sizes) != fmt.Sprint([]int{FirstPageSize, PageSize, 7}) {
 		t.Errorf("pages of %v pods, want %d, %d and 7", sizes, FirstPageSize, PageSize)
 	}
-	if typ, obj, err := f.Decode(); err != nil || typ != watch.Added || obj.(*PodRow).Meta().Name != "later" {
+	if typ, obj, err := f.Decode(); err != nil || typ != watch.Added || obj.(*wire.PodRow).Meta().Name != "later" {
 		t.Fatalf("after the bookmark: %s %v %v", typ, obj, err)
 	}
 	if len(observed()) != len(got) {
@@ -174,7 +176,7 @@ func TestPlainWatchAfterStreamedList(t *testing.T) {
 	defer cancel()
 	opts := metav1.ListOptions{SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true}
 	var listed []error
-	w, err := rawWatch(ctx, client, "", opts, decoder{pack: true}, func(err error) { listed = append(listed, err) })
+	w, err := rawWatch(ctx, client, "", opts, wire.Decoder{Pack: true}, func(err error) { listed = append(listed, err) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +184,7 @@ func TestPlainWatchAfterStreamedList(t *testing.T) {
 	var got []string
 	for range 3 {
 		ev := <-w.ResultChan()
-		row, ok := ev.Object.(*PodRow)
+		row, ok := ev.Object.(*wire.PodRow)
 		if !ok {
 			t.Fatalf("event %s: %v", ev.Type, ev.Object)
 		}

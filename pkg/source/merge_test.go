@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // namespaceSource is one namespace's source: it lists one pod at
@@ -27,7 +29,7 @@ func (n *namespaceSource) source() Source {
 	return Source{
 		List: func(context.Context, metav1.ListOptions) (*PodRowList, error) {
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: n.ns, Name: "p", ResourceVersion: n.rv}}
-			return &PodRowList{ListMeta: metav1.ListMeta{ResourceVersion: n.rv}, Items: []PodRow{{whole: p}}}, nil
+			return &PodRowList{ListMeta: metav1.ListMeta{ResourceVersion: n.rv}, Items: []wire.PodRow{*wire.RowOf(p)}}, nil
 		},
 		Watch: func(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			n.mu.Lock()
@@ -52,8 +54,8 @@ func (n *namespaceSource) starts() []string {
 	return slices.Clone(n.from)
 }
 
-func rowAt(ns, rv string) *PodRow {
-	return &PodRow{whole: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p", ResourceVersion: rv}}}
+func rowAt(ns, rv string) *wire.PodRow {
+	return wire.RowOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p", ResourceVersion: rv}})
 }
 
 func next(t *testing.T, w watch.Interface) (watch.Event, bool) {
@@ -83,7 +85,7 @@ func TestMergeResumesEachSourceWhereItStood(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.last().Modify(rowAt("a", "15"))
-	if ev, _ := next(t, w); ev.Object.(*PodRow).Pod().ResourceVersion != "15" {
+	if ev, _ := next(t, w); ev.Object.(*wire.PodRow).Pod().ResourceVersion != "15" {
 		t.Fatalf("event = %v", ev)
 	}
 	b.last().Stop()

@@ -5,6 +5,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // ByName narrows the source to the named pods. Field selectors match one
@@ -47,7 +49,7 @@ func (s Source) where(keep func(*metav1.ObjectMeta) bool) Source {
 				return nil, err
 			}
 			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-				row, ok := ev.Object.(*PodRow)
+				row, ok := ev.Object.(*wire.PodRow)
 				// Bookmarks carry no name but move the resourceVersion on.
 				return ev, !ok || ev.Type == watch.Bookmark || keep(row.Meta())
 			}), nil

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // Objects lists and watches plain Pods (protobuf where the clients are set
@@ -19,13 +21,13 @@ import (
 // whose requests --request-timeout bounds; watches go through stream,
 // which must have no client timeout, since a watch is meant to stay open.
 // With raw and rawWatch, REST clients of the same kinds, lists and
-// watches are read from their protobuf bytes (see proto.go and
+// watches are read from their protobuf bytes (see package wire and
 // watch.go), managedFields left undecoded, and a list may be streamed
 // (see initial.go): the fastest way to read every pod of a big cluster.
 func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f Filter, r Reporter) Source {
 	page := func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 		if raw != nil {
-			return rawObjects(ctx, raw, f, opts)
+			return readPods(ctx, raw, f.Namespace, opts, f.decoder(r), nil)
 		}
 		pods, err := list.CoreV1().Pods(f.Namespace).List(ctx, opts)
 		if err != nil {
@@ -34,9 +36,9 @@ func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f 
 		if !f.KeepManagedFields {
 			stripManagedFields(pods)
 		}
-		out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]PodRow, len(pods.Items))}
+		out := &PodRowList{ListMeta: pods.ListMeta, Items: make([]wire.PodRow, len(pods.Items))}
 		for i := range pods.Items {
-			out.Items[i].whole = &pods.Items[i]
+			out.Items[i] = *wire.RowOf(&pods.Items[i])
 			if err := f.pack(&out.Items[i]); err != nil {
 				return nil, fmt.Errorf("list pods: %w", err)
 			}
@@ -53,7 +55,7 @@ func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f 
 			if streamsInitialEvents(opts) {
 				listed = func(err error) { orNop(r).Result("list", err) }
 			}
-			w, err := f.watch(ctx, stream, rawWatch, f.apply(opts), listed)
+			w, err := f.watch(ctx, stream, rawWatch, f.apply(opts), listed, r)
 			reportWatch(r, opts, err)
 			if err != nil {
 				return nil, fmt.Errorf("watch pods: %w", err)
@@ -80,15 +82,11 @@ func reportWatch(r Reporter, opts metav1.ListOptions, err error) {
 	}
 }
 
-func rawObjects(ctx context.Context, raw rest.Interface, f Filter, opts metav1.ListOptions) (*PodRowList, error) {
-	return readPods(ctx, raw, f.Namespace, opts, decoder{pack: f.Lean, keepManagedFields: f.KeepManagedFields}, nil)
-}
-
 // watch watches the pods; listed, on a streaming list, hears the list's
 // outcome (see rawWatch).
-func (f Filter) watch(ctx context.Context, stream kubernetes.Interface, raw rest.Interface, opts metav1.ListOptions, listed func(error)) (watch.Interface, error) {
+func (f Filter) watch(ctx context.Context, stream kubernetes.Interface, raw rest.Interface, opts metav1.ListOptions, listed func(error), r Reporter) (watch.Interface, error) {
 	if raw != nil {
-		return rawWatch(ctx, raw, f.Namespace, opts, decoder{pack: f.Lean, keepManagedFields: f.KeepManagedFields}, listed)
+		return rawWatch(ctx, raw, f.Namespace, opts, f.decoder(r), listed)
 	}
 	w, err := stream.CoreV1().Pods(f.Namespace).Watch(ctx, opts)
 	if err != nil {
@@ -105,21 +103,27 @@ func (f Filter) wrapPodEvent(in watch.Event) (watch.Event, bool) {
 	if !ok {
 		return in, true
 	}
-	row := RowOf(pod)
+	row := wire.RowOf(pod)
 	if err := f.pack(row); err != nil {
 		// A pod the client just decoded encodes again; if it ever did
 		// not, it is kept whole rather than lost.
 		klog.V(2).InfoS("Keeping a pod whole", "err", err)
-		row = RowOf(pod)
+		row = wire.RowOf(pod)
 	}
 	in.Object = row
 	return in, true
 }
 
+// decoder reads the pods of protobuf lists and watches: packed for a lean
+// filter; a pod that does not decode is left out and told to r.
+func (f Filter) decoder(r Reporter) wire.Decoder {
+	return wire.Decoder{Pack: f.Lean, KeepManagedFields: f.KeepManagedFields, Skip: skipper(r)}
+}
+
 // pack packs a row of a whole pod for a lean filter (see Pack).
-func (f Filter) pack(row *PodRow) error {
+func (f Filter) pack(row *wire.PodRow) error {
 	if !f.Lean {
 		return nil
 	}
-	return Pack(row, f.KeepManagedFields)
+	return wire.Pack(row, f.KeepManagedFields)
 }

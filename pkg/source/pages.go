@@ -5,6 +5,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // PageSize is how many pods one list request asks for, after the first
@@ -73,7 +75,7 @@ func listPages(ctx context.Context, opts metav1.ListOptions, page pager) (*PodRo
 		if out == nil {
 			out = p
 			if n := p.RemainingItemCount; n != nil && *n > 0 {
-				out.Items = append(make([]PodRow, 0, len(p.Items)+int(*n)), p.Items...)
+				out.Items = append(make([]wire.PodRow, 0, len(p.Items)+int(*n)), p.Items...)
 			}
 		} else {
 			out.Items = append(out.Items, p.Items...)

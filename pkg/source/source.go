@@ -1,3 +1,8 @@
+// Package source lists and watches pods for the informer: requests,
+// pages, streamed lists, retries, merged namespaces and the tables of
+// server-side printing. Each object it delivers is a wire.PodRow, read
+// from the server's bytes by package wire, so the table output matches
+// `kubectl get pods` on the same cluster.
 package source
 
 import (
@@ -7,6 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // ListFunc lists pods as rows: the whole list, or the page the options ask
@@ -132,6 +140,25 @@ func (f Filter) apply(opts metav1.ListOptions) metav1.ListOptions {
 type Reporter interface {
 	// Result is called after every list and every watch request.
 	Result(verb string, err error)
+}
+
+// BadPodReporter is what a Reporter may also be, to hear of each pod whose
+// bytes do not decode: the pod is left out of the list or watch, which goes
+// on with the other pods.
+type BadPodReporter interface {
+	BadPod(err *wire.PodError)
+}
+
+// skipper tells r of each pod left out, or logs it when r does not hear
+// of them.
+func skipper(r Reporter) func(*wire.PodError) {
+	return func(err *wire.PodError) {
+		if b, ok := r.(BadPodReporter); ok {
+			b.BadPod(err)
+			return
+		}
+		klog.ErrorS(err, "Leaving out a pod whose bytes do not decode")
+	}
 }
 
 type nopReporter struct{}

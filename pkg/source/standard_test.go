@@ -15,18 +15,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // decoders are the ways a source makes rows of pods.
 var decoders = []struct {
 	name string
-	d    decoder
+	d    wire.Decoder
 }{
-	{"whole", decoder{}},
-	{"whole, managedFields kept", decoder{keepManagedFields: true}},
-	{"lean", decoder{lean: true}},
-	{"packed", decoder{pack: true}},
-	{"packed, managedFields kept", decoder{pack: true, keepManagedFields: true}},
+	{"whole", wire.Decoder{}},
+	{"whole, managedFields kept", wire.Decoder{KeepManagedFields: true}},
+	{"lean", wire.Decoder{Lean: true}},
+	{"packed", wire.Decoder{Pack: true}},
+	{"packed, managedFields kept", wire.Decoder{Pack: true, KeepManagedFields: true}},
 }
 
 func standardPods() []corev1.Pod {
@@ -58,8 +60,8 @@ func TestListInJSONReadsAsInProtobuf(t *testing.T) {
 					t.Fatalf("jsonOnly=%v: %v", jsonOnly, err)
 				}
 				for _, r := range f.requests {
-					if got := r.Header.Get("Accept"); got != listAccept {
-						t.Errorf("Accept %q, want %q", got, listAccept)
+					if got := r.Header.Get("Accept"); got != wire.ListAccept {
+						t.Errorf("Accept %q, want %q", got, wire.ListAccept)
 					}
 				}
 				return list
@@ -69,7 +71,7 @@ func TestListInJSONReadsAsInProtobuf(t *testing.T) {
 				t.Fatalf("protobuf page: %+v", want)
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("rows of the JSON answer differ from those of the protobuf one:\n%+v %s\n%+v %s", got, jsonOf(got.Items[0].whole), want, jsonOf(want.Items[0].whole))
+				t.Errorf("rows of the JSON answer differ from those of the protobuf one:\n%+v %s\n%+v %s", got, jsonOf(got.Items[0].Identity()), want, jsonOf(want.Items[0].Identity()))
 			}
 		})
 	}
@@ -146,7 +148,7 @@ func TestWatchInJSONReadsAsInProtobuf(t *testing.T) {
 // An answer in an encoding neither protobuf nor one client-go reads is an
 // error naming what it starts with, never an empty list.
 func TestListInAnUnknownEncodingIsAnError(t *testing.T) {
-	_, err := standardMediaType([]byte("<html>"), false)
+	err := wire.ReadList(bytes.NewReader([]byte("<html>")), &wire.Decoder{}, func(metav1.ListMeta) {}, func(wire.PodRow) {})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("<html>")) {
 		t.Errorf("got %v", err)
 	}

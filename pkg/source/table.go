@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +19,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	kjson "sigs.k8s.io/json"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // TableAccept asks for server-side printing, as kubectl does for its
@@ -40,7 +41,7 @@ type TableClients struct {
 // can store rows. A list joins protobuf pods with a Table without objects;
 // a watch reads one-row Tables with the object inside.
 func Tables(c TableClients, f Filter, r Reporter) Source {
-	t := &tables{clients: c, filter: f}
+	t := &tables{clients: c, filter: f, skip: skipper(r)}
 	return Source{
 		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 			return listReported(ctx, f.apply(opts), t.list, r)
@@ -58,6 +59,8 @@ func Tables(c TableClients, f Filter, r Reporter) Source {
 type tables struct {
 	clients TableClients
 	filter  Filter
+	// skip hears of each pod that does not decode (see skipper).
+	skip func(*wire.PodError)
 
 	mu      sync.Mutex
 	columns []metav1.TableColumnDefinition
@@ -85,39 +88,21 @@ func podsRequest(c rest.Interface, namespace string, opts metav1.ListOptions) *r
 // readPods lists one page of pods as protobuf, or else JSON, and decodes
 // each pod with d as it arrives (see readPodList); meta, if not nil, has
 // the page's list metadata as soon as it is read. An answer that is not
-// protobuf is read with client-go's decoding (see standard.go).
-func readPods(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, d decoder, meta func(metav1.ListMeta)) (*PodRowList, error) {
-	body, err := podsRequest(c, namespace, opts).SetHeader("Accept", listAccept).Stream(ctx)
+// protobuf is read with client-go's decoding (see wire.ReadList).
+func readPods(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, d wire.Decoder, meta func(metav1.ListMeta)) (*PodRowList, error) {
+	body, err := podsRequest(c, namespace, opts).SetHeader("Accept", wire.ListAccept).Stream(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	defer func() { _ = body.Close() }()
-	out := &PodRowList{Items: make([]PodRow, 0, max(opts.Limit, 0))}
+	out := &PodRowList{Items: make([]wire.PodRow, 0, max(opts.Limit, 0))}
 	listMeta := func(m metav1.ListMeta) {
 		out.ListMeta = m
 		if meta != nil {
 			meta(m)
 		}
 	}
-	in := bufio.NewReaderSize(body, answerBuffer)
-	if peek, _ := in.Peek(sniffBytes); !isProtobuf(peek) {
-		mediaType, err := standardMediaType(peek, false)
-		if err == nil {
-			err = readStandardList(in, mediaType, &d, listMeta, func(row PodRow) { out.Items = append(out.Items, row) })
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list pods: %w", err)
-		}
-		return out, nil
-	}
-	err = readPodList(in, listMeta, func(raw []byte) error {
-		row, err := d.decodePod(raw)
-		if err == nil {
-			out.Items = append(out.Items, row)
-		}
-		return err
-	})
-	if err != nil {
+	if err := wire.ReadList(body, &d, listMeta, func(row wire.PodRow) { out.Items = append(out.Items, row) }); err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	return out, nil
@@ -130,7 +115,7 @@ func readPods(ctx context.Context, c rest.Interface, namespace string, opts meta
 // at tens of thousands of pods is most of the time of a list and several
 // times its bytes. The cells are the same either way; a page whose rows
 // cannot be paired with its pods for sure is joined another way (join).
-// The pods' bytes are read here (see proto.go): the table is asked for as
+// The pods' bytes are read by wire.ReadList: the table is asked for as
 // soon as the page's metadata is read, and decoded while the pods are.
 func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -142,7 +127,7 @@ func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 	if opts.Continue != "" {
 		cells = t.listCellsAsync(ctx, opts)
 	}
-	d := decoder{lean: t.filter.Lean, keepManagedFields: t.filter.KeepManagedFields}
+	d := wire.Decoder{Lean: t.filter.Lean, KeepManagedFields: t.filter.KeepManagedFields, Skip: t.skip}
 	page, err := readPods(ctx, t.clients.List, t.filter.Namespace, opts, d, func(meta metav1.ListMeta) {
 		if cells == nil {
 			cells = t.listCellsAsync(ctx, cellOptions(opts, meta))
@@ -162,7 +147,7 @@ func (t *tables) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 }
 
 // join pairs the rows with their cells.
-func (t *tables) join(ctx context.Context, opts metav1.ListOptions, meta metav1.ListMeta, rows []PodRow, table *cellTable) (*PodRowList, error) {
+func (t *tables) join(ctx context.Context, opts metav1.ListOptions, meta metav1.ListMeta, rows []wire.PodRow, table *wire.CellTable) (*PodRowList, error) {
 	columns := t.remember(table.ColumnDefinitions)
 	if !uniqueNames(rows) {
 		return t.joinByUID(ctx, opts, meta, rows)
@@ -200,8 +185,8 @@ func cellOptions(opts metav1.ListOptions, meta metav1.ListMeta) metav1.ListOptio
 // web-0 of two namespaces could otherwise take each other's cells. (The
 // continue tokens may differ in form: the API server writes them
 // differently for exact and for consistent reads.)
-func joinByPosition(rows []PodRow, table *cellTable, columns []metav1.TableColumnDefinition) (bool, error) {
-	name := columnIndex(columns, "Name")
+func joinByPosition(rows []wire.PodRow, table *wire.CellTable, columns []metav1.TableColumnDefinition) (bool, error) {
+	name := wire.ColumnIndex(columns, "Name")
 	if name < 0 || len(table.Rows) != len(rows) {
 		klog.V(2).InfoS("The table rows do not line up with the pods; listing the table with objects instead",
 			"pods", len(rows), "rows", len(table.Rows))
@@ -213,7 +198,7 @@ func joinByPosition(rows []PodRow, table *cellTable, columns []metav1.TableColum
 	// most the cells of the first list, a few MB at 50,000 pods.
 	space := make([]any, len(rows)*n)
 	for i := range rows {
-		if err := rowCells(&rows[i], table.Rows[i].Cells, columns, space[i*n:i*n:(i+1)*n]); err != nil {
+		if err := wire.RowCells(&rows[i], table.Rows[i].Cells, columns, space[i*n:i*n:(i+1)*n]); err != nil {
 			return false, fmt.Errorf("list pods: row %d: %w", i, err)
 		}
 		if cells := rows[i].Cells; name >= len(cells) || cells[name] != rows[i].Meta().Name {
@@ -224,7 +209,7 @@ func joinByPosition(rows []PodRow, table *cellTable, columns []metav1.TableColum
 	return true, nil
 }
 
-func uniqueNames(rows []PodRow) bool {
+func uniqueNames(rows []wire.PodRow) bool {
 	seen := make(map[string]struct{}, len(rows))
 	for i := range rows {
 		if _, dup := seen[rows[i].Meta().Name]; dup {
@@ -239,7 +224,7 @@ func uniqueNames(rows []PodRow) bool {
 // pods with their metadata (namespace, name and UID) inside. A pod the
 // table does not hold means the two answers disagree: the page is then
 // read once more as a table with the objects inside, which needs no join.
-func (t *tables) joinByUID(ctx context.Context, opts metav1.ListOptions, meta metav1.ListMeta, rows []PodRow) (*PodRowList, error) {
+func (t *tables) joinByUID(ctx context.Context, opts metav1.ListOptions, meta metav1.ListMeta, rows []wire.PodRow) (*PodRowList, error) {
 	table, err := t.listTable(ctx, cellOptions(opts, meta), metav1.IncludeMetadata)
 	if err != nil {
 		return nil, err
@@ -259,7 +244,7 @@ func (t *tables) joinByUID(ctx context.Context, opts metav1.ListOptions, meta me
 			return t.listWithObjects(ctx, opts)
 		}
 		rows[i].Cells, rows[i].Columns = row.Cells, columns
-		internCells(&rows[i])
+		wire.InternCells(&rows[i])
 	}
 	return &PodRowList{ListMeta: meta, Items: rows}, nil
 }
@@ -273,15 +258,6 @@ func rawBody(r rest.Result) ([]byte, error) {
 	return r.Raw()
 }
 
-func columnIndex(columns []metav1.TableColumnDefinition, name string) int {
-	for i, c := range columns {
-		if c.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // listWithObjects lists the table with each pod inside its row.
 func (t *tables) listWithObjects(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
 	table, err := t.listTable(ctx, opts, metav1.IncludeObject)
@@ -289,23 +265,20 @@ func (t *tables) listWithObjects(ctx context.Context, opts metav1.ListOptions) (
 		return nil, err
 	}
 	columns := t.remember(table.ColumnDefinitions)
-	out := &PodRowList{ListMeta: table.ListMeta, Items: make([]PodRow, len(table.Rows))}
+	out := &PodRowList{ListMeta: table.ListMeta, Items: make([]wire.PodRow, len(table.Rows))}
 	for i := range table.Rows {
-		if err := fillRow(&out.Items[i], &table.Rows[i], columns); err != nil {
+		if err := fillRow(&out.Items[i], &table.Rows[i], columns, t.filter.KeepManagedFields); err != nil {
 			return nil, fmt.Errorf("list pods: row %d: %w", i, err)
 		}
-		if !t.filter.KeepManagedFields {
-			out.Items[i].whole.ManagedFields = nil
-		}
 		if t.filter.Lean {
-			Lean(&out.Items[i])
+			wire.Lean(&out.Items[i])
 		}
 	}
 	return out, nil
 }
 
 type cellsResult struct {
-	table *cellTable
+	table *wire.CellTable
 	err   error
 }
 
@@ -314,9 +287,9 @@ func (t *tables) listCellsAsync(ctx context.Context, opts metav1.ListOptions) <-
 	out := make(chan cellsResult, 1)
 	go func() {
 		raw, err := rawBody(t.request(t.clients.List, opts, metav1.IncludeNone).Do(ctx))
-		var table *cellTable
+		var table *wire.CellTable
 		if err == nil {
-			table, err = decodeCellTable(raw)
+			table, err = wire.DecodeCellTable(raw)
 		}
 		if err != nil {
 			err = fmt.Errorf("list pods: %w", err)
@@ -379,7 +352,9 @@ func decodeTable(raw []byte) (*metav1.Table, error) {
 	return &table, nil
 }
 
-func fillRow(dst *PodRow, row *metav1.TableRow, columns []metav1.TableColumnDefinition) error {
+// fillRow makes dst the row of a table row with its object, without
+// managedFields unless kept.
+func fillRow(dst *wire.PodRow, row *metav1.TableRow, columns []metav1.TableColumnDefinition, keepManagedFields bool) error {
 	if len(row.Object.Raw) == 0 {
 		return errors.New("the server sent a row without its object")
 	}
@@ -387,7 +362,11 @@ func fillRow(dst *PodRow, row *metav1.TableRow, columns []metav1.TableColumnDefi
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(row.Object.Raw, pod); err != nil {
 		return fmt.Errorf("decode pod: %w", err)
 	}
-	dst.whole, dst.Cells, dst.Columns = pod, row.Cells, columns
+	if !keepManagedFields {
+		pod.ManagedFields = nil
+	}
+	*dst = *wire.RowOf(pod)
+	dst.Cells, dst.Columns = row.Cells, columns
 	return nil
 }
 
@@ -442,9 +421,10 @@ func (d *tableDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	case table.Rows[0].Object == nil:
 		return "", nil, errors.New("the server sent a row without its object")
 	}
-	row := &PodRow{whole: table.Rows[0].Object, Cells: table.Rows[0].Cells, Columns: d.columns()}
+	row := wire.RowOf(table.Rows[0].Object)
+	row.Cells, row.Columns = table.Rows[0].Cells, d.columns()
 	if d.lean {
-		Lean(row)
+		wire.Lean(row)
 	}
 	return ev.Type, row, nil
 }

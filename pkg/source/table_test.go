@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 var testColumns = []metav1.TableColumnDefinition{
@@ -211,7 +213,7 @@ func checkRows(t *testing.T, list *PodRowList, names ...string) {
 		if row.Meta().Name != names[i] || row.Pod().Spec.NodeName != "node-1" || row.Meta().Labels["app"] != "web" {
 			t.Errorf("row %d: pod %s on %q labels %v, want %s with its whole object", i, row.Meta().Name, row.Pod().Spec.NodeName, row.Meta().Labels, names[i])
 		}
-		if Cell(&list.Items[i], "Name") != names[i] || Cell(&list.Items[i], "Status") != "Running" {
+		if wire.Cell(&list.Items[i], "Name") != names[i] || wire.Cell(&list.Items[i], "Status") != "Running" {
 			t.Errorf("row %d: cells %v do not belong to %s", i, row.Cells, names[i])
 		}
 		if len(row.Columns) != len(testColumns) {
@@ -256,7 +258,7 @@ func TestListJoinsSameNamesByUID(t *testing.T) {
 	f := &fakeServer{listRV: "42", pods: []corev1.Pod{a, b}, tableRows: swap}
 	list := listRows(t, newTables(t, f, Filter{}), metav1.ListOptions{ResourceVersion: "0"})
 	for _, row := range list.Items {
-		if got, want := Cell(&row, "Status"), string(row.Pod().Status.Phase); got != want {
+		if got, want := wire.Cell(&row, "Status"), string(row.Pod().Status.Phase); got != want {
 			t.Errorf("pod %s/%s got the cells of another pod: STATUS %s, its phase is %s", row.Meta().Namespace, row.Meta().Name, got, want)
 		}
 	}
@@ -440,8 +442,8 @@ func TestWatchDecodesOneRowPerEvent(t *testing.T) {
 	}
 	defer w.Stop()
 	ev := <-w.ResultChan()
-	got, ok := ev.Object.(*PodRow)
-	if ev.Type != watch.Modified || !ok || got.Meta().ResourceVersion != "50" || got.Pod().Spec.NodeName != "node-1" || Cell(got, "Status") != "Running" {
+	got, ok := ev.Object.(*wire.PodRow)
+	if ev.Type != watch.Modified || !ok || got.Meta().ResourceVersion != "50" || got.Pod().Spec.NodeName != "node-1" || wire.Cell(got, "Status") != "Running" {
 		t.Fatalf("first event %s %#v, want MODIFIED with the pod and its cells", ev.Type, ev.Object)
 	}
 	ev = <-w.ResultChan()
@@ -494,7 +496,7 @@ func BenchmarkTableWatchDecode(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if row, ok := obj.(*PodRow); typ != watch.Modified || !ok || row.Meta().Name != "svc-0001-h7wtvk49kb-4t5k7" || len(row.Cells) != 9 {
+		if row, ok := obj.(*wire.PodRow); typ != watch.Modified || !ok || row.Meta().Name != "svc-0001-h7wtvk49kb-4t5k7" || len(row.Cells) != 9 {
 			b.Fatalf("decoded %s %#v", typ, obj)
 		}
 	}
@@ -507,10 +509,10 @@ func BenchmarkTableWatchDecode(b *testing.B) {
 func BenchmarkTablePageCells(b *testing.B) {
 	const n = PageSize
 	table := metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"}, ColumnDefinitions: testColumns}
-	rows := make([]PodRow, n)
+	rows := make([]wire.PodRow, n)
 	for i := range rows {
 		name := fmt.Sprintf("svc-%04d-h7wtvk49kb-4t5k7", i)
-		rows[i] = *RowOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		rows[i] = *wire.RowOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}})
 		table.Rows = append(table.Rows, metav1.TableRow{Cells: []any{name, "1/1", "Running", int64(0), "5m", "10.160.0.2", "bench-node-00", "<none>", "<none>"}})
 	}
 	raw, err := json.Marshal(table)
@@ -524,7 +526,7 @@ func BenchmarkTablePageCells(b *testing.B) {
 	}
 	b.Run("cells", func(b *testing.B) {
 		for b.Loop() {
-			cells, err := decodeCellTable(raw)
+			cells, err := wire.DecodeCellTable(raw)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -542,7 +544,7 @@ func BenchmarkTablePageCells(b *testing.B) {
 			}
 			for i := range rows {
 				rows[i].Cells, rows[i].Columns = table.Rows[i].Cells, testColumns
-				internCells(&rows[i])
+				wire.InternCells(&rows[i])
 			}
 		}
 		perPod(b)

@@ -1,52 +1,33 @@
 package source
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sync"
 
-	"google.golang.org/protobuf/encoding/protowire"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
-	restclientwatch "k8s.io/client-go/rest/watch"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
-// A watch of plain pods is read from its protobuf frames here, as a list
-// is (see proto.go): each event's pod goes straight from its bytes to the
-// row the informer keeps, rather than being decoded whole by the client
-// and, for a packed row, encoded again to be packed. Under churn that was
-// most of the work an update cost.
-
-// maxFrame bounds one event: a pod is at most a few MiB (etcd's limit is
-// 1.5 MiB per object), so a bigger length is a broken stream.
-const maxFrame = 16 << 20
-
-// Field numbers of the messages read here (see their protobuf tags).
-const (
-	eventType      = 1 // metav1.WatchEvent.Type
-	eventObject    = 2 // metav1.WatchEvent.Object
-	extensionRaw   = 1 // runtime.RawExtension.Raw
-	unknownType    = 1 // runtime.Unknown.TypeMeta
-	typeMetaKind   = 2 // runtime.TypeMeta.Kind
-	statusKindName = "Status"
-)
+// A watch of plain pods is read from its bytes by the wire package's
+// events reader: each event's pod goes straight from its bytes to the
+// row the informer keeps.
 
 // rawWatch watches pods with c, a REST client without a client timeout,
 // and reads each event's pod with d. listed, if not nil, hears once how a
 // streaming list ended: nil with the bookmark that says its pods are all
 // in, else what broke it first.
-func rawWatch(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, d decoder, listed func(error)) (watch.Interface, error) {
+func rawWatch(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, d wire.Decoder, listed func(error)) (watch.Interface, error) {
 	opts.Watch = true
-	body, err := podsRequest(c, namespace, opts).SetHeader("Accept", watchAccept).Stream(ctx)
+	body, err := podsRequest(c, namespace, opts).SetHeader("Accept", wire.WatchAccept).Stream(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -64,21 +45,16 @@ func rawWatch(ctx context.Context, c rest.Interface, namespace string, opts meta
 // little gain. A plain watch, like `kubectl get -w`'s, is never compressed.
 func plainWatch(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, rv string) (io.ReadCloser, error) {
 	opts.SendInitialEvents, opts.ResourceVersionMatch, opts.ResourceVersion = nil, "", rv
-	return podsRequest(c, namespace, opts).SetHeader("Accept", watchAccept).SetHeader("Accept-Encoding", "identity").Stream(ctx)
+	return podsRequest(c, namespace, opts).SetHeader("Accept", wire.WatchAccept).SetHeader("Accept-Encoding", "identity").Stream(ctx)
 }
 
 // frames reads one watch event per length-delimited frame, or, from a
 // watch that is not protobuf, per event of client-go's decoding.
 type frames struct {
 	body io.ReadCloser
-	in   *bufio.Reader // reads body; made by sniff
-	// sniffed says that the body's encoding is known: protobuf, or
-	// another one that std reads.
-	sniffed bool
-	std     *restclientwatch.Decoder
-	d       decoder
-	head    [4]byte
-	buf     []byte // reused: what decodePod keeps, it copies
+	// events reads body; made by the first Decode.
+	events *wire.Events
+	d      wire.Decoder
 	// initial, while a streaming list sends the current pods, gathers
 	// them into pages for the observer of the watch's context.
 	initial *initialPages
@@ -103,7 +79,10 @@ func (f *frames) Decode() (watch.EventType, runtime.Object, error) {
 			return "", nil, err
 		}
 	}
-	typ, obj, err := f.next()
+	if f.events == nil {
+		f.events = wire.NewEvents(f.body, &f.d)
+	}
+	typ, obj, err := f.events.Next()
 	if f.listed != nil {
 		f.tellListed(typ, obj, err)
 	}
@@ -111,7 +90,7 @@ func (f *frames) Decode() (watch.EventType, runtime.Object, error) {
 		f.initial = nil
 	}
 	if err == nil && f.plain != nil && endsInitialEvents(typ, obj) {
-		f.from = obj.(*PodRow).Meta().ResourceVersion
+		f.from = obj.(*wire.PodRow).Meta().ResourceVersion
 	}
 	return typ, obj, err
 }
@@ -142,56 +121,6 @@ func (f *frames) tellListed(typ watch.EventType, obj runtime.Object, err error) 
 	f.listed = nil
 }
 
-// next reads the next event.
-func (f *frames) next() (watch.EventType, runtime.Object, error) {
-	if !f.sniffed {
-		if err := f.sniff(); err != nil {
-			return "", nil, err
-		}
-	}
-	if f.std != nil {
-		typ, obj, err := f.std.Decode()
-		if err != nil {
-			return "", nil, err
-		}
-		return standardEvent(typ, obj, &f.d)
-	}
-	if _, err := io.ReadFull(f.in, f.head[:]); err != nil {
-		return "", nil, err
-	}
-	n := binary.BigEndian.Uint32(f.head[:])
-	if n > maxFrame {
-		return "", nil, fmt.Errorf("a watch event of %d bytes", n)
-	}
-	frame, err := readInto(f.in, &f.buf, int(n))
-	if err != nil {
-		return "", nil, err
-	}
-	return decodeEvent(frame, &f.d)
-}
-
-// sniff tells the body's encoding by its first bytes: a protobuf frame
-// starts with its length, whose first byte is 0 or 1 (see maxFrame); any
-// other encoding is left to client-go's decoding.
-func (f *frames) sniff() error {
-	if f.in == nil {
-		f.in = bufio.NewReaderSize(f.body, answerBuffer)
-	}
-	peek, err := f.in.Peek(len(f.head))
-	if len(peek) == 0 && err != nil {
-		return err
-	}
-	f.sniffed = true
-	if peek[0] <= maxFrame>>24 {
-		return nil
-	}
-	mediaType, err := standardMediaType(peek, true)
-	if err == nil {
-		f.std, err = standardEvents(f.in, f.body, mediaType)
-	}
-	return err
-}
-
 // reopen goes on from the streaming list's end with a plain watch.
 func (f *frames) reopen() error {
 	body, err := f.plain(f.from)
@@ -202,7 +131,7 @@ func (f *frames) reopen() error {
 	defer f.mu.Unlock()
 	_ = f.body.Close()
 	f.body, f.plain, f.from = body, nil, ""
-	f.in, f.sniffed, f.std = nil, false, nil
+	f.events = nil
 	if f.closed {
 		_ = body.Close()
 		return io.EOF
@@ -216,69 +145,4 @@ func (f *frames) Close() {
 	defer f.mu.Unlock()
 	f.closed = true
 	_ = f.body.Close()
-}
-
-// decodeEvent reads one WatchEvent: a pod row, or the Status of an ERROR.
-func decodeEvent(frame []byte, d *decoder) (watch.EventType, runtime.Object, error) {
-	var typ string
-	var object []byte
-	err := eachField(frame, func(num protowire.Number, value, _ []byte) error {
-		switch num {
-		case eventType:
-			typ = string(value)
-		case eventObject:
-			object = value
-		}
-		return nil
-	})
-	if err != nil {
-		return "", nil, fmt.Errorf("read a watch event: %w", err)
-	}
-	raw, err := field(object, extensionRaw)
-	if err != nil {
-		return "", nil, fmt.Errorf("read a watch event's object: %w", err)
-	}
-	kind, inner, err := unknown(raw)
-	if err != nil {
-		return "", nil, fmt.Errorf("read a watch event's object: %w", err)
-	}
-	if kind == statusKindName {
-		status := &metav1.Status{}
-		if err := status.Unmarshal(inner); err != nil {
-			return "", nil, fmt.Errorf("decode a watch error: %w", err)
-		}
-		return watch.EventType(typ), status, nil
-	}
-	if watch.EventType(typ) == watch.Bookmark {
-		// A bookmark's annotations say whether it ends a streaming
-		// list, and a lean row would drop them.
-		d = &decoder{}
-	}
-	row, err := d.decodePod(inner)
-	if err != nil {
-		return "", nil, err
-	}
-	return watch.EventType(typ), &row, nil
-}
-
-// unknown opens the envelope of one protobuf object: its kind and bytes.
-func unknown(raw []byte) (string, []byte, error) {
-	if !bytes.HasPrefix(raw, protobufMagic) {
-		return "", nil, errors.New("the object is not protobuf")
-	}
-	var kind string
-	var inner []byte
-	err := eachField(raw[len(protobufMagic):], func(num protowire.Number, value, _ []byte) error {
-		switch num {
-		case unknownType:
-			k, err := field(value, typeMetaKind)
-			if err == nil {
-				kind = string(k)
-			}
-		case unknownRaw:
-			inner = value
-		}
-		return nil
-	})
-	return kind, inner, err
 }

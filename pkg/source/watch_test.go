@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/framer"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // encodeWatch encodes events as the API server streams a protobuf watch:
@@ -61,8 +63,8 @@ func TestWatchFrames(t *testing.T) {
 	want := []*corev1.Pod{pod, changed}
 	for _, c := range []struct {
 		name string
-		d    decoder
-	}{{"whole", decoder{}}, {"whole, managedFields kept", decoder{keepManagedFields: true}}, {"packed", decoder{pack: true}}} {
+		d    wire.Decoder
+	}{{"whole", wire.Decoder{}}, {"whole, managedFields kept", wire.Decoder{KeepManagedFields: true}}, {"packed", wire.Decoder{Pack: true}}} {
 		t.Run(c.name, func(t *testing.T) {
 			f := &frames{body: io.NopCloser(bytes.NewReader(stream)), d: c.d}
 			for i, w := range want {
@@ -70,7 +72,7 @@ func TestWatchFrames(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				row, ok := obj.(*PodRow)
+				row, ok := obj.(*wire.PodRow)
 				if !ok || typ != []watch.EventType{watch.Added, watch.Modified}[i] {
 					t.Fatalf("event %d: %s %T", i, typ, obj)
 				}
@@ -78,26 +80,26 @@ func TestWatchFrames(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if c.d.pack {
+				if c.d.Pack {
 					// A packed row's pod is decoded anew for the printers,
 					// which need it typed.
-					if got.TypeMeta != PodTypeMeta() {
+					if got.TypeMeta != wire.PodTypeMeta() {
 						t.Errorf("event %d: the packed pod's type is %+v", i, got.TypeMeta)
 					}
 					got.TypeMeta = metav1.TypeMeta{}
 				}
 				w = roundTrip(t, w) // protobuf keeps times to the second
-				if !c.d.keepManagedFields {
+				if !c.d.KeepManagedFields {
 					w.ManagedFields = nil
 				}
 				if !equality.Semantic.DeepEqual(got, w) {
 					t.Errorf("event %d: the pod read from the frame differs from the one sent:\n%s", i, jsonOf(w)+"\n"+jsonOf(got))
 				}
-				if c.d.pack && (row.Raw == nil || row.Pod().Spec.Containers != nil && row.Pod().Spec.Containers[0].Image != "") {
+				if c.d.Pack && (row.Raw == nil || row.Pod().Spec.Containers != nil && row.Pod().Spec.Containers[0].Image != "") {
 					t.Errorf("event %d: not packed: a lean pod and its bytes", i)
 				}
 			}
-			if typ, obj, err := f.Decode(); err != nil || typ != watch.Bookmark || obj.(*PodRow).Pod().ResourceVersion != "9" {
+			if typ, obj, err := f.Decode(); err != nil || typ != watch.Bookmark || obj.(*wire.PodRow).Pod().ResourceVersion != "9" {
 				t.Errorf("bookmark: %s %v %v", typ, obj, err)
 			}
 			if typ, obj, err := f.Decode(); err != nil || typ != watch.Error || !apierrors.IsResourceExpired(apierrors.FromObject(obj)) {

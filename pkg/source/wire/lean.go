@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"fmt"
@@ -33,11 +33,11 @@ type PartHash struct {
 
 // Lean replaces the row's pod with a copy holding only what the table
 // output reads, and records the hashes of the rest in row.Parts, exactly
-// as a lean row read from a list's bytes (decodePod) gets them. The pod it
+// as a lean row read from a list's bytes (DecodePod) gets them. The pod it
 // replaces is not changed.
 func Lean(row *PodRow) {
-	if redecode(row, decoder{lean: true}) == nil {
-		internCells(row)
+	if redecode(row, Decoder{Lean: true}) == nil {
+		InternCells(row)
 	}
 }
 
@@ -47,12 +47,12 @@ func Lean(row *PodRow) {
 // lean pod, for everything else the run reads, is read from those bytes
 // when asked. The pod it replaces is not changed.
 func Pack(row *PodRow, keepManagedFields bool) error {
-	return redecode(row, decoder{pack: true, keepManagedFields: keepManagedFields})
+	return redecode(row, Decoder{Pack: true, KeepManagedFields: keepManagedFields})
 }
 
 // redecode encodes the row's whole pod and reads it back with d, as a pod
 // of a list's bytes would be read. A row already lean stays as it is.
-func redecode(row *PodRow, d decoder) error {
+func redecode(row *PodRow, d Decoder) error {
 	if row.whole == nil {
 		return nil
 	}
@@ -60,7 +60,7 @@ func redecode(row *PodRow, d decoder) error {
 	if err != nil {
 		return fmt.Errorf("encode pod %s/%s: %w", row.whole.Namespace, row.whole.Name, err)
 	}
-	got, err := d.decodePod(raw)
+	got, err := d.DecodePod(raw)
 	if err != nil {
 		return fmt.Errorf("read pod %s/%s again: %w", row.whole.Namespace, row.whole.Name, err)
 	}
@@ -68,11 +68,11 @@ func redecode(row *PodRow, d decoder) error {
 	return nil
 }
 
-// internCells shares the words that recur from row to row. The Name cell
+// InternCells shares the words that recur from row to row. The Name cell
 // shares the pod's name, and the IP cell is left alone: each is unique to
 // its pod and would only crowd the common words out of the interned set.
-func internCells(row *PodRow) {
-	name, ip := columnIndex(row.Columns, "Name"), columnIndex(row.Columns, "IP")
+func InternCells(row *PodRow) {
+	name, ip := ColumnIndex(row.Columns, "Name"), ColumnIndex(row.Columns, "IP")
 	for i, c := range row.Cells {
 		str, ok := c.(string)
 		switch {

@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"fmt"

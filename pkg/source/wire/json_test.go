@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ func TestPodJSONIsEncodingJSONOfTheDecodedPod(t *testing.T) {
 		}
 		raw, _ := served(t, &p)
 		// --show-managed-fields keeps them in the bytes.
-		row, err := (&decoder{pack: true, keepManagedFields: i%2 == 0}).decodePod(raw)
+		row, err := (&Decoder{Pack: true, KeepManagedFields: i%2 == 0}).DecodePod(raw)
 		if err != nil {
 			t.Fatalf("pod %d: %v", i, err)
 		}
@@ -80,7 +80,7 @@ func BenchmarkPodJSON(b *testing.B) {
 	p := benchPod()
 	p.TypeMeta = PodTypeMeta()
 	raw, _ := served(b, p)
-	row, err := (&decoder{pack: true}).decodePod(raw)
+	row, err := (&Decoder{Pack: true}).DecodePod(raw)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"bytes"
@@ -44,7 +44,7 @@ func TestDecodePodFromListBytes(t *testing.T) {
 	if page.meta.ResourceVersion != "42" || page.meta.Continue != "next" || len(page.items) != 2 {
 		t.Fatalf("page %+v with %d items", page.meta, len(page.items))
 	}
-	whole, err := (&decoder{}).decodePod(page.items[0])
+	whole, err := (&Decoder{}).DecodePod(page.items[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestDecodePodFromListBytes(t *testing.T) {
 	if !equality.Semantic.DeepEqual(whole.Pod(), want) {
 		t.Errorf("whole pod differs from the client's decoding:\n%+v\n%+v", whole.Pod(), want)
 	}
-	lean, err := (&decoder{lean: true}).decodePod(page.items[0])
+	lean, err := (&Decoder{Lean: true}).DecodePod(page.items[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,9 +124,9 @@ func BenchmarkDecodePod(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
-			d := &decoder{lean: lean}
+			d := &Decoder{Lean: lean}
 			for range b.N {
-				if _, err := d.decodePod(page.items[0]); err != nil {
+				if _, err := d.DecodePod(page.items[0]); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -149,15 +149,15 @@ func TestMalformedPodIsAnErrorNamingIt(t *testing.T) {
 	bad = protowire.AppendBytes(bad, status)
 	for _, c := range []struct {
 		name string
-		d    decoder
-	}{{"lean", decoder{lean: true}}, {"packed", decoder{pack: true}}} {
+		d    Decoder
+	}{{"lean", Decoder{Lean: true}}, {"packed", Decoder{Pack: true}}} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
 				if v := recover(); v != nil {
 					t.Errorf("panic: %v", v)
 				}
 			}()
-			row, err := c.d.decodePod(bad)
+			row, err := c.d.DecodePod(bad)
 			if err == nil {
 				_ = row.Pod()
 				t.Fatal("a malformed pod was read")

@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"bufio"
@@ -22,12 +22,12 @@ import (
 // client-go's own decoding, exactly as the clientset would read it, and
 // each pod becomes the row it would have become from protobuf.
 
-// listAccept asks for a list as protobuf, else JSON.
-const listAccept = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+// ListAccept asks for a list as protobuf, else JSON.
+const ListAccept = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 
-// watchAccept asks for a watch as length-delimited protobuf frames, else
+// WatchAccept asks for a watch as length-delimited protobuf frames, else
 // JSON.
-const watchAccept = runtime.ContentTypeProtobuf + ";stream=watch," + runtime.ContentTypeJSON
+const WatchAccept = runtime.ContentTypeProtobuf + ";stream=watch," + runtime.ContentTypeJSON
 
 // standardDecoding is client-go's decoding of the clientset's answers:
 // the typed scheme, without conversion.
@@ -57,7 +57,7 @@ func standardMediaType(peek []byte, stream bool) (string, error) {
 
 // readStandardList reads a list of pods in the encoding mediaType with
 // client-go's decoding, and makes each pod a row with d.
-func readStandardList(body io.Reader, mediaType string, d *decoder, meta func(metav1.ListMeta), item func(PodRow)) error {
+func readStandardList(body io.Reader, mediaType string, d *Decoder, meta func(metav1.ListMeta), item func(PodRow)) error {
 	dec, err := standardDecoding().Decoder(mediaType, nil)
 	if err != nil {
 		return fmt.Errorf("read a pod list as %s: %w", mediaType, err)
@@ -88,17 +88,17 @@ func readStandardList(body io.Reader, mediaType string, d *decoder, meta func(me
 // podRow is the row of a pod decoded by client-go, which the row may keep
 // (and change): whole without managedFields unless kept, lean or packed,
 // as d would have made it of the pod's protobuf bytes.
-func (d *decoder) podRow(pod *corev1.Pod) (PodRow, error) {
+func (d *Decoder) podRow(pod *corev1.Pod) (PodRow, error) {
 	// A pod read from protobuf has no type, whatever the server wrote.
 	pod.TypeMeta = metav1.TypeMeta{}
 	row := PodRow{whole: pod}
-	if !d.lean && !d.pack {
-		if !d.keepManagedFields {
+	if !d.Lean && !d.Pack {
+		if !d.KeepManagedFields {
 			pod.ManagedFields = nil
 		}
 		return row, nil
 	}
-	if err := redecode(&row, decoder{lean: d.lean, pack: d.pack, keepManagedFields: d.keepManagedFields}); err != nil {
+	if err := redecode(&row, Decoder{Lean: d.Lean, Pack: d.Pack, KeepManagedFields: d.KeepManagedFields}); err != nil {
 		return PodRow{}, err
 	}
 	return row, nil
@@ -122,7 +122,7 @@ type readCloser struct {
 
 // standardEvent makes the pod of an event decoded by client-go a row;
 // an ERROR's Status passes as it is.
-func standardEvent(typ watch.EventType, obj runtime.Object, d *decoder) (watch.EventType, runtime.Object, error) {
+func standardEvent(typ watch.EventType, obj runtime.Object, d *Decoder) (watch.EventType, runtime.Object, error) {
 	pod, ok := obj.(*corev1.Pod)
 	switch {
 	case typ == watch.Error:

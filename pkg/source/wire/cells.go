@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"bytes"
@@ -6,37 +6,38 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// cellTable is a table listed without objects (includeObject=None), each
+// CellTable is a table listed without objects (includeObject=None), each
 // row's cells still as the server wrote them. They are read once the row is
-// paired with its pod (rowCells), so that the words every pod repeats are
+// paired with its pod (RowCells), so that the words every pod repeats are
 // looked up in the JSON as written and shared, instead of each being
 // decoded, boxed and then swapped for the shared copy: at 50,000 pods the
 // standard decoding of the cells was a tenth of a table's CPU.
-type cellTable struct {
+type CellTable struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ListMeta   `json:"metadata,omitempty"`
 	ColumnDefinitions []metav1.TableColumnDefinition `json:"columnDefinitions"`
 	Rows              []struct {
-		Cells rawCells `json:"cells"`
+		Cells RawCells `json:"cells"`
 	} `json:"rows"`
 }
 
-// rawCells keeps a row's cells as a slice of the answer's bytes, which the
+// RawCells keeps a row's cells as a slice of the answer's bytes, which the
 // table owns and never changes (so no copy, which json.RawMessage makes).
-type rawCells []byte
+type RawCells []byte
 
-func (c *rawCells) UnmarshalJSON(b []byte) error {
+func (c *RawCells) UnmarshalJSON(b []byte) error {
 	*c = b
 	return nil
 }
 
-func decodeCellTable(raw []byte) (*cellTable, error) {
-	var table cellTable
+func DecodeCellTable(raw []byte) (*CellTable, error) {
+	var table CellTable
 	if err := utiljson.Unmarshal(raw, &table); err != nil {
 		return nil, fmt.Errorf("decode table: %w", err)
 	}
@@ -46,20 +47,20 @@ func decodeCellTable(raw []byte) (*cellTable, error) {
 	return &table, nil
 }
 
-// rowCells gives row its cells, read from raw into out's space. A pod's
+// RowCells gives row its cells, read from raw into out's space. A pod's
 // cells are strings and integers: those are read here exactly as the
 // standard decoding with integers kept (utiljson, as kubectl decodes) reads
 // them; a row holding anything else is decoded that way.
-func rowCells(row *PodRow, raw rawCells, columns []metav1.TableColumnDefinition, out []any) error {
+func RowCells(row *PodRow, raw RawCells, columns []metav1.TableColumnDefinition, out []any) error {
 	row.Columns = columns
-	cells, ok := readCells(raw, out, columnIndex(columns, "Name"), columnIndex(columns, "IP"), row.Meta().Name)
+	cells, ok := readCells(raw, out, ColumnIndex(columns, "Name"), ColumnIndex(columns, "IP"), row.Meta().Name)
 	if !ok {
 		cells = nil
 		if err := utiljson.Unmarshal(raw, &cells); err != nil {
 			return fmt.Errorf("decode cells: %w", err)
 		}
 		row.Cells = cells
-		internCells(row)
+		InternCells(row)
 		return nil
 	}
 	row.Cells = cells
@@ -102,6 +103,9 @@ func readCell(b []byte, isName, isIP bool, podName string) (any, []byte, bool) {
 			return nil, nil, false
 		}
 		token, rest := b[:end], b[end:]
+		// Bytes that are not UTF-8 decode to U+FFFD, as the standard
+		// decoding reads them: such a string is decoded, not copied.
+		escaped = escaped || !utf8.Valid(token)
 		switch {
 		case escaped && (isName || isIP):
 			var s string

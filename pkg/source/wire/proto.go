@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"bufio"
@@ -150,7 +150,7 @@ func (p *protoReader) ReadByte() (byte, error) {
 
 // read reads a field's value into buf.
 func (p *protoReader) read(size int) ([]byte, error) {
-	if size > maxFrame {
+	if size > MaxFrame {
 		return nil, fmt.Errorf("a field of %d bytes", size)
 	}
 	return readInto(p.r, &p.buf, size)
@@ -195,35 +195,70 @@ func noEOF(err error) error {
 	return err
 }
 
-// decoder decodes the pods of pages, one page at a time; scratch holds one
-// pod's metadata while it is decoded (decoding copies what it keeps).
-type decoder struct {
-	lean, keepManagedFields bool
-	// pack keeps, beside a lean pod, the whole pod's bytes (see Pack).
-	pack    bool
+// Decoder decodes the pods of pages, one page at a time, so one Decoder
+// serves one goroutine; scratch holds one pod's metadata while it is
+// decoded (decoding copies what it keeps). The zero Decoder makes rows
+// of whole pods without managedFields.
+type Decoder struct {
+	// Lean makes lean rows (see Lean); KeepManagedFields keeps a whole
+	// or packed pod's managedFields.
+	Lean, KeepManagedFields bool
+	// Pack keeps, beside a lean pod, the whole pod's bytes (see Pack).
+	Pack bool
+	// Skip, when set, hears of each pod whose metadata reads but whose
+	// other bytes do not decode (a *PodError); ReadList and Events then
+	// leave that pod out and go on with the others. Without Skip such a
+	// pod is the error of the whole read.
+	Skip    func(*PodError)
 	scratch []byte
 }
 
-// decodePod decodes one pod's bytes: whole (without managedFields unless
+// PodError is a pod, named by its metadata, whose bytes do not decode.
+type PodError struct {
+	Namespace, Name string
+	Err             error
+}
+
+func (e *PodError) Error() string {
+	return fmt.Sprintf("decode pod %s/%s: %v", e.Namespace, e.Name, e.Err)
+}
+
+func (e *PodError) Unwrap() error { return e.Err }
+
+// skipped says whether err is a pod that Skip has heard of and that is
+// left out.
+func (d *Decoder) skipped(err error) bool {
+	var pe *PodError
+	if d.Skip == nil || !errors.As(err, &pe) {
+		return false
+	}
+	d.Skip(pe)
+	return true
+}
+
+// DecodePod decodes one pod's bytes: whole (without managedFields unless
 // kept), lean (see Lean), or packed (see Pack).
-func (d *decoder) decodePod(raw []byte) (PodRow, error) {
+func (d *Decoder) DecodePod(raw []byte) (PodRow, error) {
 	var parts podParts
 	if err := eachField(raw, parts.take); err != nil {
 		return PodRow{}, fmt.Errorf("read a pod: %w", err)
 	}
-	if d.pack {
-		return packedRow(parts, d.keepManagedFields, &d.scratch)
+	if d.Pack {
+		return packedRow(parts, d.KeepManagedFields, &d.scratch)
 	}
-	if d.lean {
+	if d.Lean {
 		return leanRow(parts, &d.scratch)
 	}
 	pod := &corev1.Pod{}
-	meta, _, _, err := splitMeta(parts.meta, false, d.keepManagedFields, &d.scratch)
+	meta, _, _, err := splitMeta(parts.meta, false, d.KeepManagedFields, &d.scratch)
 	if err == nil {
-		err = errors.Join(pod.ObjectMeta.Unmarshal(meta), pod.Spec.Unmarshal(parts.spec), pod.Status.Unmarshal(parts.status))
+		err = pod.ObjectMeta.Unmarshal(meta)
 	}
 	if err != nil {
 		return PodRow{}, fmt.Errorf("decode a pod: %w", err)
+	}
+	if err := errors.Join(pod.Spec.Unmarshal(parts.spec), pod.Status.Unmarshal(parts.status)); err != nil {
+		return PodRow{}, &PodError{Namespace: pod.Namespace, Name: pod.Name, Err: err}
 	}
 	return PodRow{whole: pod}, nil
 }
@@ -265,7 +300,7 @@ func leanRow(parts podParts, scratch *[]byte) (PodRow, error) {
 	// Pod() decodes these bytes on each read: bytes it could not decode
 	// are refused here, once, rather than on a read that cannot fail.
 	if err := (&corev1.Pod{}).Unmarshal(lean); err != nil {
-		return PodRow{}, fmt.Errorf("decode pod %s/%s: %w", m.Namespace, m.Name, err)
+		return PodRow{}, &PodError{Namespace: m.Namespace, Name: m.Name, Err: err}
 	}
 	p := &Parts{Annotations: uint32(annotations), Finalizers: uint32(finalizers),
 		Spec: fieldHashes(parts.spec, specFields()), Status: fieldHashes(parts.status, statusFields())}
@@ -294,7 +329,7 @@ func packedRow(parts podParts, keepManagedFields bool, scratch *[]byte) (PodRow,
 	// could not read are refused here, once, rather than on a read that
 	// cannot fail.
 	if _, err := packedLeanPod(metav1.ObjectMeta{}, packed); err != nil {
-		return PodRow{}, fmt.Errorf("decode pod %s/%s: %w", m.Namespace, m.Name, err)
+		return PodRow{}, &PodError{Namespace: m.Namespace, Name: m.Name, Err: err}
 	}
 	return PodRow{meta: slimMeta(&m), Raw: packed}, nil
 }

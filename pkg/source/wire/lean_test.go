@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"fmt"
@@ -85,7 +85,7 @@ func TestInternedCells(t *testing.T) {
 	row := func(name, ip string) *PodRow {
 		r := &PodRow{whole: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}, Columns: columns,
 			Cells: []interface{}{string([]byte(name)), string([]byte("Running")), string([]byte(ip))}}
-		internCells(r)
+		InternCells(r)
 		return r
 	}
 	a, b := row("web-1", "10.0.0.1"), row("web-2", "10.0.0.2")
@@ -204,13 +204,13 @@ func TestLeanPodIsSlimOfTheServedPod(t *testing.T) {
 		fill.Fill(&p)
 		raw, pod := served(t, &p)
 		want := slim(pod)
-		for _, d := range []decoder{{lean: true}, {pack: true}} {
-			row, err := d.decodePod(raw)
+		for _, d := range []Decoder{{Lean: true}, {Pack: true}} {
+			row, err := d.DecodePod(raw)
 			if err != nil {
 				t.Fatalf("pod %d: %v", i, err)
 			}
 			if got := row.Pod(); !equality.Semantic.DeepEqual(got, want) {
-				t.Fatalf("pod %d (lean %v, packed %v): the row's pod is not slim's:\n%s", i, d.lean, d.pack, diff.Diff(want, got))
+				t.Fatalf("pod %d (lean %v, packed %v): the row's pod is not slim's:\n%s", i, d.Lean, d.Pack, diff.Diff(want, got))
 			}
 		}
 	}

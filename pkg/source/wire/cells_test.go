@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // TestCellsReadAsTheStandardDecodingReadsThem gives pods cells of every
@@ -57,16 +58,18 @@ func TestCellsReadAsTheStandardDecodingReadsThem(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := decodeTable(raw)
+		var want metav1.Table
+		if err := utiljson.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeCellTable(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeCellTable(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok, err := joinByPosition(rows, got, testColumns); !ok || err != nil {
-			t.Fatalf("round %d: joined %v, %v", round, ok, err)
+		for i := range rows {
+			if err := RowCells(&rows[i], got.Rows[i].Cells, testColumns, nil); err != nil {
+				t.Fatalf("round %d, row %d: %v", round, i, err)
+			}
 		}
 		for i := range rows {
 			if !reflect.DeepEqual(rows[i].Cells, want.Rows[i].Cells) {
@@ -83,7 +86,7 @@ func TestCellsShareTheirWords(t *testing.T) {
 	columns := []metav1.TableColumnDefinition{{Name: "Name"}, {Name: "Ready"}, {Name: "Status"}, {Name: "Restarts"}, {Name: "Nominated Node"}, {Name: "IP"}}
 	a, b := RowOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0"}}), RowOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0"}})
 	for _, row := range []*PodRow{a, b} {
-		if err := rowCells(row, raw, columns, nil); err != nil {
+		if err := RowCells(row, raw, columns, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

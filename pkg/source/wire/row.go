@@ -1,8 +1,4 @@
-// Package source lists and watches pods for the informer. Each object it
-// delivers is a PodRow: the pod (whole, or lean: see Lean) plus, when
-// server-side printing is used, the table cells the API server computed for
-// it, so the table output matches `kubectl get pods` on the same cluster.
-package source
+package wire
 
 import (
 	"fmt"
@@ -46,7 +42,10 @@ func RowOf(pod *corev1.Pod) *PodRow { return &PodRow{whole: pod} }
 
 // Pod is the row's pod: the whole one, shared and read-only, or on a lean
 // row a new copy of the lean pod, whose metadata maps and slices are
-// shared and read-only.
+// shared and read-only. A lean or packed row's bytes were read when the
+// row was made (DecodePod refuses a pod they do not hold), so Pod has
+// nothing to fail on; were they ever unreadable, it is the metadata alone,
+// never a panic.
 func (r *PodRow) Pod() *corev1.Pod {
 	switch {
 	case r.whole != nil:
@@ -54,18 +53,14 @@ func (r *PodRow) Pod() *corev1.Pod {
 	case r.lean != nil:
 		pod := &corev1.Pod{}
 		if err := pod.Unmarshal(r.lean); err != nil {
-			// The bytes are a lean pod made by appendLean; they
-			// decode unless memory is corrupt.
-			panic(fmt.Sprintf("decode the lean pod %s/%s: %v", r.meta.Namespace, r.meta.Name, err))
+			return &corev1.Pod{ObjectMeta: r.meta}
 		}
 		pod.ObjectMeta = r.meta
 		return pod
 	case r.Raw != nil:
 		pod, err := packedLeanPod(r.meta, r.Raw)
 		if err != nil {
-			// The bytes are a pod's encoding made by packPod from a
-			// pod that decoded.
-			panic(fmt.Sprintf("decode the packed pod %s/%s: %v", r.meta.Namespace, r.meta.Name, err))
+			return &corev1.Pod{ObjectMeta: r.meta}
 		}
 		return pod
 	}
@@ -145,24 +140,6 @@ func (r *PodRow) DeepCopyObject() runtime.Object {
 	return out
 }
 
-// PodRowList is what the source's List returns to the reflector.
-type PodRowList struct {
-	metav1.TypeMeta
-	metav1.ListMeta
-	Items []PodRow
-}
-
-// DeepCopyObject copies every row.
-func (l *PodRowList) DeepCopyObject() runtime.Object {
-	out := &PodRowList{TypeMeta: l.TypeMeta}
-	l.DeepCopyInto(&out.ListMeta)
-	out.Items = make([]PodRow, len(l.Items))
-	for i := range l.Items {
-		out.Items[i] = *l.Items[i].DeepCopyObject().(*PodRow)
-	}
-	return out
-}
-
 // StripManagedFields is the informer's transform: managedFields are never
 // printed and are most of a pod's metadata, so they are dropped before the
 // object reaches the cache.
@@ -173,22 +150,24 @@ func StripManagedFields(obj interface{}) (interface{}, error) {
 	return obj, nil
 }
 
-// stripManagedFields drops the managedFields of a page just decoded, so
-// that they can be freed while the next pages are read, rather than after
-// the whole list has reached the informer's transform.
-func stripManagedFields(pods *corev1.PodList) {
-	for i := range pods.Items {
-		pods.Items[i].ManagedFields = nil
-	}
-}
-
 // Cell returns the row's cell for the named column (as the server names it,
 // e.g. "Status"), or "" when the row has no such cell.
 func Cell(r *PodRow, column string) string {
-	i := columnIndex(r.Columns, column)
+	i := ColumnIndex(r.Columns, column)
 	if i < 0 || i >= len(r.Cells) {
 		return ""
 	}
 	s, _ := r.Cells[i].(string)
 	return s
+}
+
+// ColumnIndex is the index of the named column (as the server names it,
+// e.g. "Status"), or -1.
+func ColumnIndex(columns []metav1.TableColumnDefinition, name string) int {
+	for i, c := range columns {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
 }

@@ -1,4 +1,4 @@
-package source
+package wire
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func FuzzDecodePod(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		for _, c := range decoders {
 			d := c.d
-			row, err := d.decodePod(raw)
+			row, err := d.DecodePod(raw)
 			if err == nil {
 				readRow(t, &row)
 			}
@@ -68,14 +68,8 @@ func FuzzReadPodList(f *testing.F) {
 	f.Add(encodeList(f, podSeeds(f)...))
 	f.Add([]byte("k8s\x00"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		d := decoder{pack: true}
-		_ = readPodList(bytes.NewReader(body), func(metav1.ListMeta) {}, func(raw []byte) error {
-			row, err := d.decodePod(raw)
-			if err == nil {
-				readRow(t, &row)
-			}
-			return err
-		})
+		d := Decoder{Pack: true, Skip: func(*PodError) {}}
+		_ = ReadList(bytes.NewReader(body), &d, func(metav1.ListMeta) {}, func(row PodRow) { readRow(t, &row) })
 	})
 }
 
@@ -85,9 +79,11 @@ func FuzzWatchFrames(f *testing.F) {
 	f.Add([]byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}}` + "\n"))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		for _, c := range decoders {
-			fr := &frames{body: io.NopCloser(bytes.NewReader(stream)), d: c.d, listed: func(error) {}}
+			d := c.d
+			d.Skip = func(*PodError) {}
+			events := NewEvents(io.NopCloser(bytes.NewReader(stream)), &d)
 			for range 16 {
-				_, obj, err := fr.Decode()
+				_, obj, err := events.Next()
 				if err != nil {
 					break
 				}
@@ -105,13 +101,13 @@ func FuzzTableCells(f *testing.F) {
 	f.Add([]byte(`{"kind":"Table","columnDefinitions":[{"name":"Name"},{"name":"Ready"},{"name":"IP"}],"rows":[{"cells":["web-1","1/1","10.0.0.1",3,"\u003cnone\u003e"]}]}`))
 	f.Add([]byte(`{"kind":"Table","columnDefinitions":[{"name":"Name"}],"rows":[{"cells":[1.5e3,-0,"a\"b",null,true,{"x":[1]}]}]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		table, err := decodeCellTable(raw)
+		table, err := DecodeCellTable(raw)
 		if err != nil {
 			return
 		}
 		for _, r := range table.Rows {
 			row := &PodRow{whole: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1"}}}
-			if err := rowCells(row, r.Cells, table.ColumnDefinitions, nil); err != nil {
+			if err := RowCells(row, r.Cells, table.ColumnDefinitions, nil); err != nil {
 				continue
 			}
 			var want []any
@@ -123,6 +119,43 @@ func FuzzTableCells(f *testing.F) {
 			}
 			if !reflect.DeepEqual(row.Cells, want) {
 				t.Errorf("cells %s read as %#v, the standard decoding reads %#v", r.Cells, row.Cells, want)
+			}
+		}
+	})
+}
+
+// FuzzPodJSON: the JSON written from a packed row's bytes is, whenever
+// the writer writes it, exactly what encoding/json writes of the pod
+// decoded from the same bytes.
+func FuzzPodJSON(f *testing.F) {
+	for _, p := range podSeeds(f) {
+		raw, err := p.Marshal()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var j PodJSON
+		for _, keep := range []bool{false, true} {
+			row, err := (&Decoder{Pack: true, KeepManagedFields: keep}).DecodePod(raw)
+			if err != nil {
+				continue
+			}
+			got, ok := j.Append(nil, &row)
+			if !ok {
+				continue
+			}
+			whole, err := row.Whole()
+			if err != nil {
+				t.Fatalf("JSON written from bytes whose pod does not decode (%v): %s", err, got)
+			}
+			want, err := json.Marshal(whole)
+			if err != nil {
+				t.Fatalf("encoding/json refuses the pod whose JSON was written: %v", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("the JSON writer wrote\n%s\nencoding/json writes\n%s", got, want)
 			}
 		}
 	})
