@@ -118,9 +118,6 @@ func (h *history) key(i int) string {
 
 func (h *history) keys() int { return len(h.namespaces) * len(h.names) * h.contexts }
 
-// ctxOf is the context of key index i.
-func (h *history) ctxOf(i int) int { return i / (len(h.namespaces) * len(h.names)) }
-
 // allNamespaces: the run watches every namespace. -o name prints no
 // namespace, so it watches one.
 func (h *history) allNamespaces() bool { return len(h.namespaces) > 1 }
@@ -590,7 +587,6 @@ func (p *player) tidy() {
 			rev := tr.current[owner]
 			if present && tr.revOf(key) != rev {
 				tr.remove(sim, key)
-				present = false
 			}
 			p.put(key, runningReady, rev, 0)
 			have[owner]++
