@@ -68,7 +68,7 @@ unit: ## Unit tests only (no control plane), hack/bench's included; UNIT_FLAGS (
 	$(GO) test $(UNIT_FLAGS) -count=1 $$($(GO) list ./... | grep -v -e /test/ -e /internal/localcluster)
 	cd $(BENCH_MOD) && $(GO) test $(UNIT_FLAGS) -count=1 ./...
 
-fuzz: ## Fuzz the model of a run (8 histories), the --until, --fail-on and duration parsers, the parsers of the server's bytes and the JSON writer, and the GitHub Actions output against the runner's command parsers (20,000 inputs each)
+fuzz: ## Fuzz the model of a run (8 histories), the --until, --fail-on and duration parsers, the parsers of the server's bytes and the JSON writer, the health rules' parser, the terminal escaping, and the GitHub Actions output against the runner's command parsers (20,000 inputs each)
 	$(GO) test -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $(fuzz_model) ./pkg/podsync
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConditions$$' -fuzztime $(fuzz_parser) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzParseReasons$$' -fuzztime $(fuzz_parser) ./pkg/check
@@ -79,6 +79,8 @@ fuzz: ## Fuzz the model of a run (8 histories), the --until, --fail-on and durat
 	$(GO) test -run '^$$' -fuzz '^FuzzTableCells$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzPodJSON$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzGitHubOutput$$' -fuzztime $(fuzz_writer) ./pkg/output
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(fuzz_parser) ./pkg/health
+	$(GO) test -run '^$$' -fuzz '^FuzzEscape$$' -fuzztime $(fuzz_parser) ./internal/text
 
 fuzz-smoke: ## The fuzz targets of make fuzz with small counts (part of make check)
 	$(MAKE) --no-print-directory fuzz FUZZ_MODEL_RUNS=$(CHECK_FUZZ_MODEL_RUNS) FUZZ_PARSER_RUNS=$(CHECK_FUZZ_PARSER_RUNS) FUZZTIME=
