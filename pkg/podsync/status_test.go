@@ -16,10 +16,8 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	fakedynamic "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 )
 
@@ -48,19 +46,9 @@ func runStatus(t *testing.T, pods *sim, timeout time.Duration, targets []check.T
 		APIResources: []metav1.APIResource{{Name: "widgets", Kind: "Widget", Namespaced: true}, {Name: "widgets/status", Kind: "Widget"}},
 	}}
 	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{widgets: "WidgetList"}, custom...)
-	pf := get.NewGetPrintFlags()
-	name := "name"
-	pf.OutputFormat = &name
-	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
-	w, err := output.New(output.Options{PrintFlags: pf, Out: stdout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := check.Flags{Until: "ready", UntilSet: true, MinPods: check.Unset, MaxRestarts: check.Unset}.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := podsync.Config{Output: w, Stdout: stdout, ErrOut: stderr, Check: spec, Targets: targets,
+	w, stdout := nameWriter(t)
+	stderr := &lockedBuffer{}
+	cfg := podsync.Config{Output: w, Stdout: stdout, ErrOut: stderr, Check: untilSpec(t, "ready"), Targets: targets,
 		Timeout: timeout, Workers: 1, MaxRetries: 5}
 	clients := &podsync.Clients{Kube: api, KubeWatch: api, Dynamic: dyn, DynamicWatch: dyn}
 	out := podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: clients, Source: pods.source()})

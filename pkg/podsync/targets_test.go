@@ -41,18 +41,9 @@ func startTargets(t *testing.T, pods *sim, until string, targets []check.Target,
 // startTargetsFor starts the run with the workloads objs already there.
 func startTargetsFor(t *testing.T, timeout time.Duration, pods *sim, until string, targets []check.Target, objs ...runtime.Object) *targetRun {
 	t.Helper()
-	r := &targetRun{sim: pods, api: fake.NewClientset(objs...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan podsync.Outcome, 1)}
-	pf := get.NewGetPrintFlags()
-	name := "name"
-	pf.OutputFormat = &name
-	w, err := output.New(output.Options{PrintFlags: pf, Out: r.stdout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := check.Flags{Until: until, UntilSet: true, MinPods: check.Unset, MaxRestarts: check.Unset}.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, stdout := nameWriter(t)
+	r := &targetRun{sim: pods, api: fake.NewClientset(objs...), stdout: stdout, stderr: &lockedBuffer{}, done: make(chan podsync.Outcome, 1)}
+	spec := untilSpec(t, until)
 	cfg := podsync.Config{Output: w, Stdout: r.stdout, ErrOut: r.stderr, Check: spec, Targets: targets,
 		Timeout: timeout, Workers: 1, MaxRetries: 5}
 	clients := &podsync.Clients{Kube: r.api, KubeWatch: r.api}
@@ -321,19 +312,9 @@ func runOnce(t *testing.T, pods *sim, targets []check.Target, objs ...runtime.Ob
 
 func runOnceWith(t *testing.T, pods *sim, api *fake.Clientset, targets []check.Target) onceResult {
 	t.Helper()
-	pf := get.NewGetPrintFlags()
-	name := "name"
-	pf.OutputFormat = &name
-	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
-	w, err := output.New(output.Options{PrintFlags: pf, Out: stdout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := check.Flags{Until: "ready", UntilSet: true, MinPods: check.Unset, MaxRestarts: check.Unset}.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := podsync.Config{Output: w, Stdout: stdout, ErrOut: stderr, Check: spec, Targets: targets, Once: true,
+	w, stdout := nameWriter(t)
+	stderr := &lockedBuffer{}
+	cfg := podsync.Config{Output: w, Stdout: stdout, ErrOut: stderr, Check: untilSpec(t, "ready"), Targets: targets, Once: true,
 		Timeout: 20 * time.Second, Workers: 1, MaxRetries: 5}
 	out := podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: &podsync.Clients{Kube: api, KubeWatch: api}, Source: pods.source()})
 	return onceResult{out: out, stderr: stderr}
@@ -355,4 +336,28 @@ func TestPodFailureNamesItsTarget(t *testing.T) {
 	if !strings.Contains(r.stderr.String(), want) {
 		t.Errorf("stderr has no %q:\n%s", want, r.stderr)
 	}
+}
+
+// nameWriter prints -o name into a buffer of the test's.
+func nameWriter(t *testing.T) (*output.Writer, *lockedBuffer) {
+	t.Helper()
+	pf := get.NewGetPrintFlags()
+	name := "name"
+	pf.OutputFormat = &name
+	out := &lockedBuffer{}
+	w, err := output.New(output.Options{PrintFlags: pf, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, out
+}
+
+// untilSpec is the check of --until until with every other flag unset.
+func untilSpec(t *testing.T, until string) check.Spec {
+	t.Helper()
+	spec, err := check.Flags{Until: until, UntilSet: true, MinPods: check.Unset, MaxRestarts: check.Unset}.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
 }

@@ -1,6 +1,8 @@
 package source
 
 import (
+	"github.com/kubectl-podsync/kubectl-podsync/internal/podtest"
+
 	"bytes"
 	"context"
 	"errors"
@@ -34,16 +36,16 @@ func TestStreamingListPages(t *testing.T) {
 	n := FirstPageSize + PageSize + 7
 	events := make([]watch.Event, 0, n+2)
 	for i := range n {
-		pod := benchPod()
+		pod := podtest.BenchPod()
 		pod.Name = fmt.Sprintf("pod-%05d", i)
 		events = append(events, watch.Event{Type: watch.Added, Object: pod})
 	}
 	end := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "9",
 		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
-	later := benchPod()
+	later := podtest.BenchPod()
 	later.Name = "later"
 	events = append(events, watch.Event{Type: watch.Bookmark, Object: end}, watch.Event{Type: watch.Added, Object: later})
-	stream := encodeWatch(t, events...)
+	stream := podtest.EncodeWatch(t, events...)
 
 	var mu sync.Mutex
 	var pages []*PodRowList
@@ -141,15 +143,15 @@ func TestReportWatch(t *testing.T) {
 // the bookmark is lost.
 func TestPlainWatchAfterStreamedList(t *testing.T) {
 	pod := func(name string) *corev1.Pod {
-		p := benchPod()
+		p := podtest.BenchPod()
 		p.Name = name
 		return p
 	}
 	end := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "9",
 		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
-	streamed := encodeWatch(t, watch.Event{Type: watch.Added, Object: pod("listed")},
+	streamed := podtest.EncodeWatch(t, watch.Event{Type: watch.Added, Object: pod("listed")},
 		watch.Event{Type: watch.Bookmark, Object: end}, watch.Event{Type: watch.Modified, Object: pod("compressed")})
-	plain := encodeWatch(t, watch.Event{Type: watch.Modified, Object: pod("after")})
+	plain := podtest.EncodeWatch(t, watch.Event{Type: watch.Modified, Object: pod("after")})
 	var mu sync.Mutex
 	var asked []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -208,11 +210,11 @@ func TestPlainWatchAfterStreamedList(t *testing.T) {
 // in its place, is the list's failure, told once; a stream closed by its
 // reader tells nothing.
 func TestStreamedListTellsItsOutcome(t *testing.T) {
-	pod := benchPod()
+	pod := podtest.BenchPod()
 	end := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "9",
 		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
 	busy := apierrors.NewInternalError(errors.New("etcd is busy")).ErrStatus
-	whole := encodeWatch(t, watch.Event{Type: watch.Added, Object: pod.DeepCopy()}, watch.Event{Type: watch.Bookmark, Object: end})
+	whole := podtest.EncodeWatch(t, watch.Event{Type: watch.Added, Object: pod.DeepCopy()}, watch.Event{Type: watch.Bookmark, Object: end})
 	cases := []struct {
 		name   string
 		stream []byte
@@ -221,10 +223,10 @@ func TestStreamedListTellsItsOutcome(t *testing.T) {
 	}{
 		{"all in", whole, false, []string{"<nil>"}},
 		{"cut before the bookmark", whole[:len(whole)-5], false, []string{"list pods: unexpected EOF"}},
-		{"ended before the bookmark", encodeWatch(t, watch.Event{Type: watch.Added, Object: pod.DeepCopy()}), false,
+		{"ended before the bookmark", podtest.EncodeWatch(t, watch.Event{Type: watch.Added, Object: pod.DeepCopy()}), false,
 			[]string{"list pods: the streamed list ended before its last pod"}},
 		{"not a watch", []byte("<html>bad gateway</html>"), false, []string{`list pods: the answer is in no encoding known here (it starts with "<htm")`}},
-		{"an error instead", encodeWatch(t, watch.Event{Type: watch.Error, Object: &busy}), false, []string{"Internal error occurred: etcd is busy"}},
+		{"an error instead", podtest.EncodeWatch(t, watch.Event{Type: watch.Error, Object: &busy}), false, []string{"Internal error occurred: etcd is busy"}},
 		{"closed by its reader", whole[:len(whole)-5], true, nil},
 	}
 	for _, c := range cases {

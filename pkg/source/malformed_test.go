@@ -1,6 +1,8 @@
 package source
 
 import (
+	"github.com/kubectl-podsync/kubectl-podsync/internal/podtest"
+
 	"context"
 	"encoding/binary"
 	"net/http"
@@ -23,7 +25,7 @@ import (
 // a second status, the one read, whose condition ends inside its type.
 func malformedPod(t *testing.T) []byte {
 	t.Helper()
-	p := testPod("ns", "bad", "5")
+	p := podtest.Pod("ns", "bad", "5")
 	raw, err := p.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +71,7 @@ func (b *badPods) BadPod(err *wire.PodError) { b.heard = append(b.heard, err.Err
 // other pods come through: one bad object never fails the whole list or
 // breaks the watch.
 func TestMalformedPodIsLeftOutAndTheStreamGoesOn(t *testing.T) {
-	a, c := testPod("ns", "a", "4"), testPod("ns", "c", "6")
+	a, c := podtest.Pod("ns", "a", "4"), podtest.Pod("ns", "c", "6")
 	good := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "7"}, Items: []corev1.Pod{a, c}}
 	list, err := good.Marshal()
 	if err != nil {

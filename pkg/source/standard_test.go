@@ -1,6 +1,8 @@
 package source
 
 import (
+	"github.com/kubectl-podsync/kubectl-podsync/internal/podtest"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -32,11 +34,11 @@ var decoders = []struct {
 }
 
 func standardPods() []corev1.Pod {
-	p := *benchPod()
+	p := *podtest.BenchPod()
 	p.Annotations = map[string]string{"b": "2", "a": "1"}
 	p.Finalizers = []string{"example.com/keep"}
 	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}}
-	pods := []corev1.Pod{p, testPod("b", "web-2", "7")}
+	pods := []corev1.Pod{p, podtest.Pod("b", "web-2", "7")}
 	// A server writes times to the second, in either encoding.
 	for i := range pods {
 		raw, _ := json.Marshal(&pods[i])
@@ -111,7 +113,7 @@ func TestWatchInJSONReadsAsInProtobuf(t *testing.T) {
 			{Type: watch.Modified, Object: changed.DeepCopy()}, {Type: watch.Bookmark, Object: bookmark.DeepCopy()},
 			{Type: watch.Deleted, Object: changed.DeepCopy()}, {Type: watch.Error, Object: expired.DeepCopy()}}
 	}
-	protoStream, jsonStream := encodeWatch(t, events()...), encodeJSONWatch(t, events()...)
+	protoStream, jsonStream := podtest.EncodeWatch(t, events()...), encodeJSONWatch(t, events()...)
 	for _, c := range decoders {
 		t.Run(c.name, func(t *testing.T) {
 			read := func(stream []byte) []watch.Event {
@@ -161,7 +163,7 @@ func TestListInAnUnknownEncodingIsAnError(t *testing.T) {
 // A table source behind a server that answers lists in JSON lists the
 // same rows and cells as behind one that answers protobuf.
 func TestTablesInJSON(t *testing.T) {
-	pods := []corev1.Pod{testPod("a", "web-1", "5"), testPod("a", "web-2", "7")}
+	pods := []corev1.Pod{podtest.Pod("a", "web-1", "5"), podtest.Pod("a", "web-2", "7")}
 	rows := func(jsonOnly bool) *PodRowList {
 		f := &fakeServer{pods: pods, listRV: "42", jsonOnly: jsonOnly}
 		return listRows(t, newTables(t, f, Filter{Lean: true}), metav1.ListOptions{})

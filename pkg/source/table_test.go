@@ -1,6 +1,8 @@
 package source
 
 import (
+	"github.com/kubectl-podsync/kubectl-podsync/internal/podtest"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,23 +28,6 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
-
-var testColumns = []metav1.TableColumnDefinition{
-	{Name: "Name", Type: "string", Format: "name"},
-	{Name: "Ready", Type: "string"},
-	{Name: "Status", Type: "string"},
-}
-
-func testPod(ns, name, rv string) corev1.Pod {
-	return corev1.Pod{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv,
-			Labels:        map[string]string{"app": "web"},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
-		Spec:   corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "web:1"}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning},
-	}
-}
 
 // fakeServer answers pod lists as protobuf, and as tables with or without
 // objects, the way kube-apiserver does, page by page when asked for a
@@ -138,7 +123,7 @@ func (f *fakeServer) page(q url.Values) ([]corev1.Pod, metav1.ListMeta) {
 
 func (f *fakeServer) table(pods []corev1.Pod, meta metav1.ListMeta, include metav1.IncludeObjectPolicy) *metav1.Table {
 	table := &metav1.Table{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"},
-		ColumnDefinitions: testColumns, ListMeta: meta}
+		ColumnDefinitions: podtest.Columns, ListMeta: meta}
 	for i := range pods {
 		p := &pods[i]
 		row := metav1.TableRow{Cells: []interface{}{p.Name, "1/1", string(p.Status.Phase)}}
@@ -216,14 +201,14 @@ func checkRows(t *testing.T, list *PodRowList, names ...string) {
 		if wire.Cell(&list.Items[i], "Name") != names[i] || wire.Cell(&list.Items[i], "Status") != "Running" {
 			t.Errorf("row %d: cells %v do not belong to %s", i, row.Cells, names[i])
 		}
-		if len(row.Columns) != len(testColumns) {
-			t.Errorf("row %d: %d columns, want %d", i, len(row.Columns), len(testColumns))
+		if len(row.Columns) != len(podtest.Columns) {
+			t.Errorf("row %d: %d columns, want %d", i, len(row.Columns), len(podtest.Columns))
 		}
 	}
 }
 
 func TestListJoinsProtobufPodsWithCellsOfTheSameSnapshot(t *testing.T) {
-	f := &fakeServer{listRV: "42", pods: []corev1.Pod{testPod("a", "web-1", "40"), testPod("b", "web-2", "41")}}
+	f := &fakeServer{listRV: "42", pods: []corev1.Pod{podtest.Pod("a", "web-1", "40"), podtest.Pod("b", "web-2", "41")}}
 	src := newTables(t, f, Filter{LabelSelector: "app=web"})
 	list := listRows(t, src, metav1.ListOptions{ResourceVersion: "0", Limit: 500})
 	checkRows(t, list, "web-1", "web-2")
@@ -251,7 +236,7 @@ func TestListJoinsProtobufPodsWithCellsOfTheSameSnapshot(t *testing.T) {
 // UID through a table with the metadata inside, so each pod gets its own
 // cells even when the server's rows come in another order.
 func TestListJoinsSameNamesByUID(t *testing.T) {
-	a, b := testPod("a", "web-0", "40"), testPod("b", "web-0", "41")
+	a, b := podtest.Pod("a", "web-0", "40"), podtest.Pod("b", "web-0", "41")
 	a.UID, b.UID = "uid-a", "uid-b"
 	b.Status.Phase = corev1.PodPending
 	swap := func(r []metav1.TableRow) []metav1.TableRow { r[0], r[1] = r[1], r[0]; return r }
@@ -271,7 +256,7 @@ func TestListJoinsSameNamesByUID(t *testing.T) {
 func manyPods(n int) []corev1.Pod {
 	var pods []corev1.Pod
 	for i := range n {
-		pods = append(pods, testPod("a", fmt.Sprintf("web-%04d", i), "40"))
+		pods = append(pods, podtest.Pod("a", fmt.Sprintf("web-%04d", i), "40"))
 	}
 	return pods
 }
@@ -363,7 +348,7 @@ func TestListFallsBackToObjectsInRowsWhenTheAnswersDiffer(t *testing.T) {
 		"no cells":     func(r []metav1.TableRow) []metav1.TableRow { r[0].Cells = nil; return r },
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := &fakeServer{listRV: "42", tableRows: rows, pods: []corev1.Pod{testPod("a", "web-1", "40"), testPod("a", "web-2", "41")}}
+			f := &fakeServer{listRV: "42", tableRows: rows, pods: []corev1.Pod{podtest.Pod("a", "web-1", "40"), podtest.Pod("a", "web-2", "41")}}
 			list := listRows(t, newTables(t, f, Filter{}), metav1.ListOptions{ResourceVersion: "0"})
 			checkRows(t, list, "web-1", "web-2")
 			got := f.queries()
@@ -422,7 +407,7 @@ func TestListErrorsKeepTheServersReason(t *testing.T) {
 }
 
 func TestWatchDecodesOneRowPerEvent(t *testing.T) {
-	pod := testPod("a", "web-1", "50")
+	pod := podtest.Pod("a", "web-1", "50")
 	raw, err := json.Marshal(&pod)
 	if err != nil {
 		t.Fatal(err)
@@ -430,7 +415,7 @@ func TestWatchDecodesOneRowPerEvent(t *testing.T) {
 	row := func(typ string) string {
 		return fmt.Sprintf(`{"type":%q,"object":{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"50"},"columnDefinitions":null,"rows":[{"cells":["web-1","1/1","Running"],"object":%s}]}}`, typ, raw)
 	}
-	f := &fakeServer{listRV: "42", pods: []corev1.Pod{testPod("a", "web-1", "40")}, events: []string{
+	f := &fakeServer{listRV: "42", pods: []corev1.Pod{podtest.Pod("a", "web-1", "40")}, events: []string{
 		row("MODIFIED"),
 		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version","reason":"Expired","code":410}}`,
 	}}
@@ -456,38 +441,15 @@ func TestWatchDecodesOneRowPerEvent(t *testing.T) {
 	}
 }
 
-// benchPod is a pod of the size the bench loads: two containers, probes,
-// env, resources, five conditions and managedFields from two managers.
-func benchPod() *corev1.Pod {
-	p := testPod("bench-00", "svc-0001-h7wtvk49kb-4t5k7", "123456")
-	c := corev1.Container{Name: "app", Image: "registry.example.com/shop/svc-0001:1.1.3",
-		Args:  []string{"--listen=:8080", "--metrics=:9102", "--log-format=json"},
-		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: "TCP"}, {Name: "metrics", ContainerPort: 9102, Protocol: "TCP"}},
-		Env:   []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "DATABASE_URL", Value: "postgres://shop@db.shop.svc:5432/shop"}}}
-	p.Spec.Containers = []corev1.Container{c, {Name: "proxy", Image: "docker.io/envoyproxy/envoy:v1.34.1", Args: []string{"-c", "/etc/envoy/envoy.yaml"}}}
-	for _, t := range []corev1.PodConditionType{"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"} {
-		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: "True", LastTransitionTime: metav1.Now()})
-	}
-	for _, c := range p.Spec.Containers {
-		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image, Ready: true,
-			ImageID: c.Image + "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", ContainerID: "containerd://0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}})
-	}
-	fields := metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{".":{},"f:prometheus.io/port":{},"f:prometheus.io/scrape":{}},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:args":{},"f:image":{},"f:name":{}}}}}`)
-	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: "Update", FieldsType: "FieldsV1", FieldsV1: fields},
-		{Manager: "kubelet", Operation: "Update", Subresource: "status", FieldsType: "FieldsV1", FieldsV1: fields}}
-	return &p
-}
-
 func BenchmarkTableWatchDecode(b *testing.B) {
-	raw, err := json.Marshal(benchPod())
+	raw, err := json.Marshal(podtest.BenchPod())
 	if err != nil {
 		b.Fatal(err)
 	}
 	line := fmt.Sprintf(`{"type":"MODIFIED","object":{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"123456"},"columnDefinitions":null,"rows":[{"cells":["svc-0001-h7wtvk49kb-4t5k7","2/2","Running",0,"5m","10.160.0.2","bench-node-00","\u003cnone\u003e","\u003cnone\u003e"],"object":%s}]}}`+"\n", raw)
 	stream := strings.Repeat(line, b.N)
 	body := io.NopCloser(strings.NewReader(stream))
-	d := &tableDecoder{body: body, dec: json.NewDecoder(body), columns: func() []metav1.TableColumnDefinition { return testColumns }}
+	d := &tableDecoder{body: body, dec: json.NewDecoder(body), columns: func() []metav1.TableColumnDefinition { return podtest.Columns }}
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -508,7 +470,7 @@ func BenchmarkTableWatchDecode(b *testing.B) {
 // row of other cells falls back to (standard).
 func BenchmarkTablePageCells(b *testing.B) {
 	const n = PageSize
-	table := metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"}, ColumnDefinitions: testColumns}
+	table := metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"}, ColumnDefinitions: podtest.Columns}
 	rows := make([]wire.PodRow, n)
 	for i := range rows {
 		name := fmt.Sprintf("svc-%04d-h7wtvk49kb-4t5k7", i)
@@ -530,7 +492,7 @@ func BenchmarkTablePageCells(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if ok, err := joinByPosition(rows, cells, testColumns); !ok || err != nil || rows[n-1].Cells[3] != int64(0) {
+			if ok, err := joinByPosition(rows, cells, podtest.Columns); !ok || err != nil || rows[n-1].Cells[3] != int64(0) {
 				b.Fatalf("joined %v, %v", ok, err)
 			}
 		}
@@ -543,7 +505,7 @@ func BenchmarkTablePageCells(b *testing.B) {
 				b.Fatal(err)
 			}
 			for i := range rows {
-				rows[i].Cells, rows[i].Columns = table.Rows[i].Cells, testColumns
+				rows[i].Cells, rows[i].Columns = table.Rows[i].Cells, podtest.Columns
 				wire.InternCells(&rows[i])
 			}
 		}

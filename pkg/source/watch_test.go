@@ -1,6 +1,8 @@
 package source
 
 import (
+	"github.com/kubectl-podsync/kubectl-podsync/internal/podtest"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,52 +15,23 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
-	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
-	"k8s.io/apimachinery/pkg/util/framer"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
-
-// encodeWatch encodes events as the API server streams a protobuf watch:
-// length-delimited frames of WatchEvents, each object in its envelope.
-func encodeWatch(t testing.TB, events ...watch.Event) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	objects := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
-	enc := streaming.NewEncoder(framer.NewLengthDelimitedFrameWriter(&out), protobuf.NewRawSerializer(scheme.Scheme, scheme.Scheme))
-	for _, ev := range events {
-		gvks, _, err := scheme.Scheme.ObjectKinds(ev.Object)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.Object.GetObjectKind().SetGroupVersionKind(gvks[0])
-		var raw bytes.Buffer
-		if err := objects.Encode(ev.Object, &raw); err != nil {
-			t.Fatal(err)
-		}
-		if err := enc.Encode(&metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: raw.Bytes()}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out.Bytes()
-}
 
 // A watch read from its frames gives the rows the typed client would:
 // each pod whole (managedFields dropped unless kept) or packed, an ERROR
 // as its Status, a bookmark's resourceVersion; then the end of the
 // stream, and a stream cut inside a frame is said to be cut.
 func TestWatchFrames(t *testing.T) {
-	pod := benchPod()
+	pod := podtest.BenchPod()
 	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}}
 	changed := pod.DeepCopy()
 	changed.ResourceVersion, changed.Status.PodIP = "8", "10.0.0.9"
 	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "9"}}
 	expired := apierrors.NewResourceExpired("too old resource version: 1 (5)").ErrStatus
-	stream := encodeWatch(t, watch.Event{Type: watch.Added, Object: pod.DeepCopy()}, watch.Event{Type: watch.Modified, Object: changed.DeepCopy()},
+	stream := podtest.EncodeWatch(t, watch.Event{Type: watch.Added, Object: pod.DeepCopy()}, watch.Event{Type: watch.Modified, Object: changed.DeepCopy()},
 		watch.Event{Type: watch.Bookmark, Object: bookmark}, watch.Event{Type: watch.Error, Object: &expired})
 	want := []*corev1.Pod{pod, changed}
 	for _, c := range []struct {

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"github.com/kubectl-podsync/kubectl-podsync/internal/podtest"
+
 	"encoding/json"
 	"fmt"
 	"math"
@@ -40,7 +42,7 @@ func TestCellsReadAsTheStandardDecodingReadsThem(t *testing.T) {
 		}
 	}
 	for round := range 200 {
-		table := metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"}, ColumnDefinitions: testColumns}
+		table := metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"}, ColumnDefinitions: podtest.Columns}
 		rows := make([]PodRow, 1+r.IntN(20))
 		for i := range rows {
 			name := fmt.Sprintf("pod-%d", i)
@@ -49,7 +51,7 @@ func TestCellsReadAsTheStandardDecodingReadsThem(t *testing.T) {
 			}
 			rows[i] = *RowOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}})
 			cells := []any{name}
-			for range r.IntN(len(testColumns) + 2) {
+			for range r.IntN(len(podtest.Columns) + 2) {
 				cells = append(cells, cell())
 			}
 			table.Rows = append(table.Rows, metav1.TableRow{Cells: cells})
@@ -67,7 +69,7 @@ func TestCellsReadAsTheStandardDecodingReadsThem(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range rows {
-			if err := RowCells(&rows[i], got.Rows[i].Cells, testColumns, nil); err != nil {
+			if err := RowCells(&rows[i], got.Rows[i].Cells, podtest.Columns, nil); err != nil {
 				t.Fatalf("round %d, row %d: %v", round, i, err)
 			}
 		}

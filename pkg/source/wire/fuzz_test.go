@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"github.com/kubectl-podsync/kubectl-podsync/internal/podtest"
+
 	"bytes"
 	"encoding/json"
 	"io"
@@ -18,11 +20,11 @@ import (
 
 func podSeeds(f *testing.F) []corev1.Pod {
 	f.Helper()
-	p := *benchPod()
+	p := *podtest.BenchPod()
 	p.Annotations = map[string]string{"a": "1"}
 	p.Finalizers = []string{"example.com/keep"}
 	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}}
-	return []corev1.Pod{p, testPod("b", "web-2", "7")}
+	return []corev1.Pod{p, podtest.Pod("b", "web-2", "7")}
 }
 
 // readRow reads every representation of a row, as the run's readers do.
@@ -75,7 +77,7 @@ func FuzzReadPodList(f *testing.F) {
 
 func FuzzWatchFrames(f *testing.F) {
 	pods := podSeeds(f)
-	f.Add(encodeWatch(f, watch.Event{Type: watch.Added, Object: &pods[0]}, watch.Event{Type: watch.Modified, Object: &pods[1]}))
+	f.Add(podtest.EncodeWatch(f, watch.Event{Type: watch.Added, Object: &pods[0]}, watch.Event{Type: watch.Modified, Object: &pods[1]}))
 	f.Add([]byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}}` + "\n"))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		for _, c := range decoders {

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"github.com/kubectl-podsync/kubectl-podsync/internal/podtest"
+
 	"bytes"
 	"encoding/json"
 	"testing"
@@ -77,7 +79,7 @@ func TestPodJSONFallsBackOnBytesItCannotWrite(t *testing.T) {
 // BenchmarkPodJSON compares a packed row's JSON written from its bytes
 // with decoding the pod and marshalling it.
 func BenchmarkPodJSON(b *testing.B) {
-	p := benchPod()
+	p := podtest.BenchPod()
 	p.TypeMeta = PodTypeMeta()
 	raw, _ := served(b, p)
 	row, err := (&Decoder{Pack: true}).DecodePod(raw)

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"github.com/kubectl-podsync/kubectl-podsync/internal/podtest"
+
 	"fmt"
 	"reflect"
 	"testing"
@@ -19,7 +21,7 @@ import (
 func TestLeanRowsShareLabelsAndOwners(t *testing.T) {
 	yes := true
 	pod := func(name, app, owner string) *PodRow {
-		p := benchPod()
+		p := podtest.BenchPod()
 		p.Name, p.Labels = name, map[string]string{"app": app, "tier": "web"}
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: owner, UID: types.UID("u-" + owner), Controller: &yes}}
 		row := &PodRow{whole: p}
@@ -114,7 +116,7 @@ func unsafeData(s string) *byte { return unsafe.StringData(s) }
 // read of its pod decodes a new copy of the lean pod, the same each time,
 // so a reader that changes its copy changes nothing in the cache.
 func TestLeanRowKeepsItsPodEncoded(t *testing.T) {
-	whole := benchPod()
+	whole := podtest.BenchPod()
 	// Protobuf keeps times in whole seconds, as the server sends them.
 	want := slim(roundTrip(t, whole))
 	row := RowOf(whole)

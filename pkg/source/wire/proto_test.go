@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"github.com/kubectl-podsync/kubectl-podsync/internal/podtest"
+
 	"bytes"
 	"errors"
 	"io"
@@ -37,10 +39,10 @@ func encodeList(t testing.TB, pods ...corev1.Pod) []byte {
 // decoded pod, as a watch event's pod becomes (same parts, same hashes),
 // so that CHANGES compares a listed and a watched state fairly.
 func TestDecodePodFromListBytes(t *testing.T) {
-	p := *benchPod()
+	p := *podtest.BenchPod()
 	p.Annotations = map[string]string{"b": "2", "a": "1"}
 	p.Finalizers = []string{"example.com/keep"}
-	page := readList(t, iotest.OneByteReader(bytes.NewReader(encodeList(t, p, testPod("b", "web-2", "7")))))
+	page := readList(t, iotest.OneByteReader(bytes.NewReader(encodeList(t, p, podtest.Pod("b", "web-2", "7")))))
 	if page.meta.ResourceVersion != "42" || page.meta.Continue != "next" || len(page.items) != 2 {
 		t.Fatalf("page %+v with %d items", page.meta, len(page.items))
 	}
@@ -93,7 +95,7 @@ func readList(t testing.TB, body io.Reader) readPage {
 // An answer that is not a whole protobuf list is an error, never a
 // shorter list.
 func TestReadPodListRefusesBrokenAnswers(t *testing.T) {
-	whole := encodeList(t, testPod("a", "web-1", "5"), testPod("b", "web-2", "7"))
+	whole := encodeList(t, podtest.Pod("a", "web-1", "5"), podtest.Pod("b", "web-2", "7"))
 	bad := map[string][]byte{
 		"JSON":             []byte(`{"kind":"PodList"}`),
 		"cut in a pod":     whole[:len(whole)-10],
@@ -116,7 +118,7 @@ func TestReadPodListRefusesBrokenAnswers(t *testing.T) {
 }
 
 func BenchmarkDecodePod(b *testing.B) {
-	page := readList(b, bytes.NewReader(encodeList(b, *benchPod())))
+	page := readList(b, bytes.NewReader(encodeList(b, *podtest.BenchPod())))
 	for _, lean := range []bool{false, true} {
 		name := "whole"
 		if lean {
@@ -137,7 +139,7 @@ func BenchmarkDecodePod(b *testing.B) {
 // A pod whose kept bytes do not decode is an error naming it when it is
 // read, never a row whose Pod() panics later.
 func TestMalformedPodIsAnErrorNamingIt(t *testing.T) {
-	p := testPod("ns", "bad", "1")
+	p := podtest.Pod("ns", "bad", "1")
 	raw, err := p.Marshal()
 	if err != nil {
 		t.Fatal(err)
