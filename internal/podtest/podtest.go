@@ -81,3 +81,25 @@ func EncodeWatch(t testing.TB, events ...watch.Event) []byte {
 	}
 	return out.Bytes()
 }
+
+// RoundTrip is the pod as a typed client decodes it from protobuf.
+func RoundTrip(t *testing.T, p *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	_, out := Served(t, p)
+	return out
+}
+
+// Served is the pod's protobuf bytes, as the server sends them, and the
+// pod a typed client decodes from them.
+func Served(t testing.TB, p *corev1.Pod) ([]byte, *corev1.Pod) {
+	t.Helper()
+	raw, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &corev1.Pod{}
+	if err := out.Unmarshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	return raw, out
+}

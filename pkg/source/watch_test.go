@@ -61,7 +61,7 @@ func TestWatchFrames(t *testing.T) {
 					}
 					got.TypeMeta = metav1.TypeMeta{}
 				}
-				w = roundTrip(t, w) // protobuf keeps times to the second
+				w = podtest.RoundTrip(t, w) // protobuf keeps times to the second
 				if !c.d.KeepManagedFields {
 					w.ManagedFields = nil
 				}
@@ -93,28 +93,6 @@ func TestWatchFrames(t *testing.T) {
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("the last frame cut short: %v, want unexpected EOF", err)
 	}
-}
-
-// roundTrip is the pod as a typed client decodes it from protobuf.
-func roundTrip(t *testing.T, p *corev1.Pod) *corev1.Pod {
-	t.Helper()
-	_, out := served(t, p)
-	return out
-}
-
-// served is the pod's protobuf bytes, as the server sends them, and the
-// pod a typed client decodes from them.
-func served(t testing.TB, p *corev1.Pod) ([]byte, *corev1.Pod) {
-	t.Helper()
-	raw, err := p.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &corev1.Pod{}
-	if err := out.Unmarshal(raw); err != nil {
-		t.Fatal(err)
-	}
-	return raw, out
 }
 
 func jsonOf(v any) string {

@@ -38,7 +38,7 @@ func TestPodJSONIsEncodingJSONOfTheDecodedPod(t *testing.T) {
 			// leaves out.
 			p.CreationTimestamp = metav1.Time{}
 		}
-		raw, _ := served(t, &p)
+		raw, _ := podtest.Served(t, &p)
 		// --show-managed-fields keeps them in the bytes.
 		row, err := (&Decoder{Pack: true, KeepManagedFields: i%2 == 0}).DecodePod(raw)
 		if err != nil {
@@ -66,7 +66,7 @@ func TestPodJSONIsEncodingJSONOfTheDecodedPod(t *testing.T) {
 func TestPodJSONFallsBackOnBytesItCannotWrite(t *testing.T) {
 	var p corev1.Pod
 	p.Name = "a"
-	raw, _ := served(t, &p)
+	raw, _ := podtest.Served(t, &p)
 	twice := append(bytes.Clone(raw), raw...) // metadata given twice
 	var j PodJSON
 	for _, row := range []PodRow{{Raw: twice}, {whole: &p}} {
@@ -81,7 +81,7 @@ func TestPodJSONFallsBackOnBytesItCannotWrite(t *testing.T) {
 func BenchmarkPodJSON(b *testing.B) {
 	p := podtest.BenchPod()
 	p.TypeMeta = PodTypeMeta()
-	raw, _ := served(b, p)
+	raw, _ := podtest.Served(b, p)
 	row, err := (&Decoder{Pack: true}).DecodePod(raw)
 	if err != nil {
 		b.Fatal(err)

@@ -118,7 +118,7 @@ func unsafeData(s string) *byte { return unsafe.StringData(s) }
 func TestLeanRowKeepsItsPodEncoded(t *testing.T) {
 	whole := podtest.BenchPod()
 	// Protobuf keeps times in whole seconds, as the server sends them.
-	want := slim(roundTrip(t, whole))
+	want := slim(podtest.RoundTrip(t, whole))
 	row := RowOf(whole)
 	Lean(row)
 	if row.whole != nil || len(row.lean) == 0 {
@@ -204,7 +204,7 @@ func TestLeanPodIsSlimOfTheServedPod(t *testing.T) {
 	for i := range 400 {
 		var p corev1.Pod
 		fill.Fill(&p)
-		raw, pod := served(t, &p)
+		raw, pod := podtest.Served(t, &p)
 		want := slim(pod)
 		for _, d := range []Decoder{{Lean: true}, {Pack: true}} {
 			row, err := d.DecodePod(raw)
