@@ -179,50 +179,13 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 	if s.several {
 		w.label = c.Name
 	}
-	targets := c.Targets
-	if targets == nil {
-		targets = cfg.Targets
-	}
-	if len(targets) > 0 {
-		t, err := newTargetRun(w.ctx, s.targetFail(ctx, cfg, w, fail), cfg, targets, i, c.Clients, s)
-		if err != nil {
-			return nil, err
-		}
-		w.targets = t
-		t.prefix, t.home = w.prefix(), podNamespace(cfg, c)
-		t.prepare(w.eval)
+	if err := w.watchTargets(ctx, fail, cfg, c, s); err != nil {
+		return nil, err
 	}
 	w.namespace = eventNamespace(cfg, c, w.targets)
 	src := c.Source
 	if src == nil {
-		w.answer, w.limit, w.limitNamed = newFirstAnswer(), answerLimit(cfg), cfg.RequestTimeout > 0
-		conn := &connection{ctx: w.ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once, name: w.label,
-			answered: w.answer.mark}
-		// A cluster that never answers is given up as one whose first list
-		// failed: the run ends naming it, or goes on without it.
-		w.unanswered = func(err error) { conn.Result("list", err) }
-		if s.several && cfg.SkipUnavailable {
-			conn.skip = s.skipper(ctx, w)
-		}
-		if s.several {
-			// A context that loses its connection is not met until it
-			// is back: the stream judges again at each change.
-			conn.changed = s.connectionChanged
-			w.conn = conn
-		}
-		var built source.Source
-		switch {
-		case c.Dial != nil:
-			built = c.Dial(conn)
-		case w.targets != nil:
-			built = w.targets.podSource(w.ctx, cfg, c.Clients, conn).Retrying(source.Backoff())
-		default:
-			built = podSource(cfg, c, conn)
-		}
-		if cfg.Once {
-			built = built.ListOnly()
-		}
-		src = &built
+		src = w.podSource(ctx, fail, cfg, c, s)
 	}
 	if c.Clients != nil && w.targets == nil {
 		// A target's own object says what a confirmation would.
@@ -232,20 +195,91 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		w.rollouts.prefix = w.prefix()
 		w.eval.ConfirmRollouts()
 	}
+	opts := w.controllerOptions(ctx, cfg, src, s)
+	w.setUpDiagnosis(ctx, cfg, c, s, &opts)
+	ctrl, err := controller.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("pod controller: %w", err)
+	}
+	w.ctrl = ctrl
+	if w.targets != nil {
+		w.targets.ctrl = ctrl
+	}
+	return w, nil
+}
+
+// watchTargets builds the informers of the cluster's targets, if any, and
+// tells the evaluator about them.
+func (w *clusterRun) watchTargets(ctx context.Context, fail context.CancelCauseFunc, cfg Config, c Cluster, s *stream) error {
+	targets := c.Targets
+	if targets == nil {
+		targets = cfg.Targets
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	t, err := newTargetRun(w.ctx, s.targetFail(ctx, cfg, w, fail), cfg, targets, w.index, c.Clients, s)
+	if err != nil {
+		return err
+	}
+	w.targets = t
+	t.prefix, t.home = w.prefix(), podNamespace(cfg, c)
+	t.prepare(w.eval)
+	return nil
+}
+
+// podSource builds the cluster's pod source on its connection, which
+// reports failures and reconnections and, with several clusters, whether
+// the cluster is reachable.
+func (w *clusterRun) podSource(ctx context.Context, fail context.CancelCauseFunc, cfg Config, c Cluster, s *stream) *source.Source {
+	w.answer, w.limit, w.limitNamed = newFirstAnswer(), answerLimit(cfg), cfg.RequestTimeout > 0
+	conn := &connection{ctx: w.ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout, listOnly: cfg.Once, name: w.label,
+		answered: w.answer.mark}
+	// A cluster that never answers is given up as one whose first list
+	// failed: the run ends naming it, or goes on without it.
+	w.unanswered = func(err error) { conn.Result("list", err) }
+	if s.several && cfg.SkipUnavailable {
+		conn.skip = s.skipper(ctx, w)
+	}
+	if s.several {
+		// A context that loses its connection is not met until it is
+		// back: the stream judges again at each change.
+		conn.changed = s.connectionChanged
+		w.conn = conn
+	}
+	var built source.Source
+	switch {
+	case c.Dial != nil:
+		built = c.Dial(conn)
+	case w.targets != nil:
+		built = w.targets.podSource(w.ctx, cfg, c.Clients, conn).Retrying(source.Backoff())
+	default:
+		built = podSource(cfg, c, conn)
+	}
+	if cfg.Once {
+		built = built.ListOnly()
+	}
+	return &built
+}
+
+// controllerOptions are the pod controller's: its source, its delivery to
+// the stream, and, when the initial list is printed page by page, the
+// observer of its pages.
+func (w *clusterRun) controllerOptions(ctx context.Context, cfg Config, src *source.Source, s *stream) controller.Options {
 	stream := cfg.SortBy == ""
 	var observe func(*source.PodRowList)
 	if stream {
 		w.streamed = map[cache.ObjectName]*wire.PodRow{}
-		observe = s.pageObserver(ctx, i)
+		observe = s.pageObserver(ctx, w.index)
 		if w.targets != nil {
 			observe = w.targets.keptPages(observe)
 		}
 	}
-	opts := controller.Options{
+	return controller.Options{
 		ListerWatcher: src.ListerWatcher(observe),
 		Deliver: func(ctx context.Context, msgs []controller.Message) error {
 			select {
-			case s.deliveries <- delivery{cluster: i, msgs: msgs}:
+			case s.deliveries <- delivery{cluster: w.index, msgs: msgs}:
 				return nil
 			case <-ctx.Done():
 				return context.Cause(ctx)
@@ -263,16 +297,6 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 			fmt.Fprintf(s.stderr, "error: %spod %s: %s\n", w.prefix(), key, check.OneLine(err.Error(), 0))
 		},
 	}
-	w.setUpDiagnosis(ctx, cfg, c, s, &opts)
-	ctrl, err := controller.New(opts)
-	if err != nil {
-		return nil, fmt.Errorf("pod controller: %w", err)
-	}
-	w.ctrl = ctrl
-	if w.targets != nil {
-		w.targets.ctrl = ctrl
-	}
-	return w, nil
 }
 
 // targetFail is what a cluster's workload watches call when the cluster
