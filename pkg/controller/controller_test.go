@@ -568,12 +568,9 @@ func TestMerge(t *testing.T) {
 func TestKindsTable(t *testing.T) {
 	var names []string
 	for _, k := range Kinds() {
-		names = append(names, k.String()+"/"+k.Verb())
-		if k.Color() == "" {
-			t.Errorf("%s has no colour", k)
-		}
+		names = append(names, k.String())
 	}
-	if got := fmt.Sprint(names); got != "[SYNC/synced ADD/added UPDATE/updated GONE/gone DIAGNOSIS/diagnosed WARNING/warning NORMAL/normal]" {
+	if got := fmt.Sprint(names); got != "[SYNC ADD UPDATE GONE DIAGNOSIS WARNING NORMAL]" {
 		t.Errorf("kinds %s", got)
 	}
 	var pods []string

@@ -30,21 +30,21 @@ const (
 )
 
 // kinds is the one table of message kinds: the names printed in the EVENT
-// column and counted in the summary, the verbs of -o name, and the colour
-// of --color. Everything that lists the kinds derives from it. Pod kinds
+// column and counted in the summary. Everything that lists the kinds
+// derives from it (their words and colours are the printers'). Pod kinds
 // report a pod's state (always counted in the summary); the others report
 // news about a pod and are counted only when shown.
 var kinds = [...]struct {
-	name, verb, color string
-	pod               bool
+	name string
+	pod  bool
 }{
-	Sync:      {"SYNC", "synced", "\x1b[34m", true},
-	Add:       {"ADD", "added", "\x1b[32m", true},
-	Update:    {"UPDATE", "updated", "\x1b[33m", true},
-	Gone:      {"GONE", "gone", "\x1b[31m", true},
-	Diagnosis: {"DIAGNOSIS", "diagnosed", "\x1b[36m", false},
-	Warning:   {"WARNING", "warning", "\x1b[35m", false},
-	Normal:    {"NORMAL", "normal", "\x1b[90m", false},
+	Sync:      {"SYNC", true},
+	Add:       {"ADD", true},
+	Update:    {"UPDATE", true},
+	Gone:      {"GONE", true},
+	Diagnosis: {"DIAGNOSIS", false},
+	Warning:   {"WARNING", false},
+	Normal:    {"NORMAL", false},
 }
 
 // Kinds lists every kind in the contract's order.
@@ -68,22 +68,6 @@ func (k Kind) String() string {
 		return "UNKNOWN"
 	}
 	return kinds[k].name
-}
-
-// Verb is the word -o name prints after pod/NAME.
-func (k Kind) Verb() string {
-	if !k.valid() {
-		return "changed"
-	}
-	return kinds[k].verb
-}
-
-// Color is the ANSI colour of the kind's name in the EVENT column.
-func (k Kind) Color() string {
-	if !k.valid() {
-		return ""
-	}
-	return kinds[k].color
 }
 
 // Message is one printed line's worth of news about one pod.

@@ -23,12 +23,32 @@ func ColorWanted(mode string, out io.Writer) bool {
 
 const colorReset = "\x1b[0m"
 
+// kindStyles are each message kind's word after pod/NAME in -o name, and
+// the colour of its name in the EVENT column.
+var kindStyles = map[controller.Kind]struct{ verb, color string }{
+	controller.Sync:      {"synced", "\x1b[34m"},
+	controller.Add:       {"added", "\x1b[32m"},
+	controller.Update:    {"updated", "\x1b[33m"},
+	controller.Gone:      {"gone", "\x1b[31m"},
+	controller.Diagnosis: {"diagnosed", "\x1b[36m"},
+	controller.Warning:   {"warning", "\x1b[35m"},
+	controller.Normal:    {"normal", "\x1b[90m"},
+}
+
+// verb is the word -o name prints after pod/NAME.
+func verb(k controller.Kind) string {
+	if st, ok := kindStyles[k]; ok {
+		return st.verb
+	}
+	return "changed"
+}
+
 // eventColors maps each kind's name, as it starts a table line, to its
 // colour.
 func eventColors() map[string]string {
 	m := map[string]string{}
 	for _, k := range controller.Kinds() {
-		m[k.String()] = k.Color()
+		m[k.String()] = kindStyles[k].color
 	}
 	return m
 }

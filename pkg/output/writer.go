@@ -155,7 +155,7 @@ func New(o Options) (*Writer, error) {
 	case Name:
 		w.names = map[controller.Kind]printers.ResourcePrinter{}
 		for _, k := range controller.Kinds() {
-			w.names[k] = &printers.NamePrinter{Operation: k.Verb()}
+			w.names[k] = &printers.NamePrinter{Operation: verb(k)}
 		}
 	}
 	return w, nil

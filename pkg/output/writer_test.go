@@ -220,3 +220,17 @@ func TestBufferedPagesWriteInBatches(t *testing.T) {
 		}
 	}
 }
+
+// Every message kind has its word for -o name and its colour.
+func TestEveryKindHasAVerbAndAColor(t *testing.T) {
+	var got []string
+	for _, k := range controller.Kinds() {
+		got = append(got, k.String()+"/"+verb(k))
+		if eventColors()[k.String()] == "" {
+			t.Errorf("%s has no colour", k)
+		}
+	}
+	if want := "[SYNC/synced ADD/added UPDATE/updated GONE/gone DIAGNOSIS/diagnosed WARNING/warning NORMAL/normal]"; fmt.Sprint(got) != want {
+		t.Errorf("verbs %v, want %s", got, want)
+	}
+}
