@@ -449,24 +449,45 @@ func (s *stream) judge(ctx context.Context) (ending, bool) {
 // all met. A cluster skipped as unavailable is never met: once every other
 // is met on its whole list, the check has failed.
 func (s *stream) state() check.State {
-	met, skipped := true, false
+	states := make([]clusterState, 0, len(s.clusters))
 	for _, w := range s.clusters {
-		if w.unavailable != nil {
+		st := clusterState{skipped: w.unavailable != nil}
+		if !st.skipped {
+			st.state = w.eval.Verdict().State
+			_, st.lost = w.conn.lostSince()
+		}
+		states = append(states, st)
+	}
+	return verdictOver(states, s.allInitial)
+}
+
+// clusterState is what the verdict over several clusters reads of one.
+type clusterState struct {
+	// state is its evaluator's verdict.
+	state check.State
+	// skipped: it was given up as unavailable; lost: it is disconnected.
+	skipped, lost bool
+}
+
+// verdictOver is the check over every cluster: failed as soon as one
+// fails; met only when every cluster that is not skipped is met and
+// connected (a lost cluster's last known state is no verdict); a skipped
+// cluster fails a check that would be met otherwise, once every initial
+// list is in (allInitial, asked only then).
+func verdictOver(clusters []clusterState, allInitial func() bool) check.State {
+	met, skipped := true, false
+	for _, c := range clusters {
+		switch {
+		case c.skipped:
 			skipped = true
-			continue
-		}
-		switch w.eval.Verdict().State {
-		case check.Failed:
+		case c.state == check.Failed:
 			return check.Failed
-		case check.Pending:
+		case c.state == check.Pending || c.lost:
 			met = false
-		}
-		if _, lost := w.conn.lostSince(); lost {
-			met = false // its last known state is no verdict
 		}
 	}
 	switch {
-	case !met, skipped && !s.allInitial():
+	case !met, skipped && !allInitial():
 		return check.Pending
 	case skipped:
 		return check.Failed
