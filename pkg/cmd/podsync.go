@@ -44,6 +44,10 @@ const example = `  # Watch the pods of the current namespace: SYNC for each exis
   # CI: wait until every app=web pod is ready, fail fast on a crash loop
   kubectl podsync -l app=web --until ready --timeout 5m
 
+  # CI: gate everything a manifest holds, workloads by their rollout, custom resources by
+  # kstatus's conventions or your CEL rules, and the pods they control
+  kubectl apply -f k8s/ && kubectl podsync -f k8s/ --until ready --health-rules rules.yaml --timeout 5m
+
   # One stream and one gate over several clusters: a CONTEXT column, met when met in each
   kubectl podsync --context 'prod-*' -l app=web --until ready --timeout 10m`
 

@@ -23,7 +23,7 @@ import (
 // targetFlags are -f and -R, as kubectl names them.
 func (o *Options) addTargetFlags(c *cobra.Command) {
 	flags := genericclioptions.FileNameFlags{
-		Usage:     "Watch the pods of the workloads in these manifests (files, folders, URLs, or - for stdin), as kubectl get -f reads them; repeatable.",
+		Usage:     "Watch the objects of these manifests (files, folders, URLs, or - for stdin), as kubectl get -f reads them, and the pods they control; a check judges each object by its kind's rule; repeatable.",
 		Filenames: &o.filenames,
 		Recursive: &o.recursive,
 	}
