@@ -102,6 +102,9 @@ func (s Spec) validateLists() error {
 	return nil
 }
 
+// Gone says the check waits for things to go (--until gone).
+func (s Spec) Gone() bool { return hasGone(s.Conditions) }
+
 // RequiredPods is how many pods must match for the conditions to be met.
 func (s Spec) RequiredPods() int {
 	if s.MinPods != Unset {

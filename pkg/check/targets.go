@@ -16,8 +16,9 @@ import (
 // conditions, with two differences: no minimum number of pods is needed
 // unless --min-pods says so (each target's rule says how many pods it
 // wants), and the pods of a Job target are judged the way the Job judges
-// them (see retriedByJob and Result.Finished). With --until gone, targets
-// change nothing: the check waits for their pods to go.
+// them (see retriedByJob and Result.Finished). With --until gone, the
+// workload targets change nothing: the check waits for their pods to go;
+// a target judged by its status (Target.Generic) must be gone itself.
 
 // targetState is one target as the Evaluator sees it.
 type targetState struct {
@@ -31,7 +32,7 @@ type targetState struct {
 // Observe. A target is not met until SetTarget says so; a Pod target is
 // met while its pod exists and is not being deleted.
 func (e *Evaluator) AddTarget(t Target) {
-	if e.gone || e.until == "" {
+	if e.until == "" || e.gone && !t.Generic() {
 		return
 	}
 	if e.targets == nil {

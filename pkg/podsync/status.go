@@ -106,11 +106,28 @@ func (t *targetRun) judge(tg check.Target, obj runtime.Object) check.Rollout {
 		return check.RolloutOf(obj)
 	}
 	k := t.kinds[tg]
-	if k.missing != "" {
+	u, _ := obj.(*unstructured.Unstructured)
+	switch {
+	case t.gone:
+		return goneRollout(u, k)
+	case k.missing != "":
 		return check.Rollout{State: check.Pending, Message: k.missing}
 	}
-	u, _ := obj.(*unstructured.Unstructured)
 	return t.rules.Judge(u, k.health)
+}
+
+// goneRollout is --until gone's rule for a target judged by its status:
+// met once the object is gone, as kubectl wait --for=delete waits.
+func goneRollout(u *unstructured.Unstructured, k statusKind) check.Rollout {
+	switch {
+	case k.missing != "":
+		return check.Rollout{State: check.Met, Message: "cannot exist: " + k.missing}
+	case u == nil:
+		return check.Rollout{State: check.Met, Message: "is gone"}
+	case u.GetDeletionTimestamp() != nil:
+		return check.Rollout{State: check.Pending, Message: "is being deleted"}
+	}
+	return check.Rollout{State: check.Pending, Message: "still exists"}
 }
 
 // ownsPods says whether a target's kind may have pods: a workload, a Pod,

@@ -38,7 +38,7 @@ func widget(name, ready string) *unstructured.Unstructured {
 
 // runStatus runs a check about targets with a cluster that serves Widgets
 // (with a status subresource); pods come from the sim.
-func runStatus(t *testing.T, pods *sim, timeout time.Duration, targets []check.Target, kube []runtime.Object, custom ...runtime.Object) (podsync.Outcome, string) {
+func runStatus(t *testing.T, pods *sim, until string, timeout time.Duration, targets []check.Target, kube []runtime.Object, custom ...runtime.Object) (podsync.Outcome, string) {
 	t.Helper()
 	api := fake.NewClientset(kube...)
 	api.Discovery().(*fakediscovery.FakeDiscovery).Resources = []*metav1.APIResourceList{{
@@ -48,7 +48,7 @@ func runStatus(t *testing.T, pods *sim, timeout time.Duration, targets []check.T
 	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{widgets: "WidgetList"}, custom...)
 	w, stdout := nameWriter(t)
 	stderr := &lockedBuffer{}
-	cfg := podsync.Config{Output: w, Stdout: stdout, ErrOut: stderr, Check: untilSpec(t, "ready"), Targets: targets,
+	cfg := podsync.Config{Output: w, Stdout: stdout, ErrOut: stderr, Check: untilSpec(t, until), Targets: targets,
 		Timeout: timeout, Workers: 1, MaxRetries: 5}
 	clients := &podsync.Clients{Kube: api, KubeWatch: api, Dynamic: dyn, DynamicWatch: dyn}
 	out := podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: clients, Source: pods.source()})
@@ -59,16 +59,16 @@ func runStatus(t *testing.T, pods *sim, timeout time.Duration, targets []check.T
 // a kind the cluster does not serve is never met, and says why.
 func TestCustomResourceTargets(t *testing.T) {
 	ready := check.Target{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "a", Name: "w"}
-	out, stderr := runStatus(t, newSim(false), 10*time.Second, []check.Target{ready}, nil, widget("w", "True"))
+	out, stderr := runStatus(t, newSim(false), "ready", 10*time.Second, []check.Target{ready}, nil, widget("w", "True"))
 	if out.Verdict != podsync.Met || !strings.Contains(stderr, "widget.example.com/w: Resource is Ready (kstatus)") {
 		t.Errorf("verdict %v, want met with the kstatus line\n%s", out.Verdict, stderr)
 	}
-	out, stderr = runStatus(t, newSim(false), time.Second, []check.Target{ready}, nil, widget("w", "False"))
+	out, stderr = runStatus(t, newSim(false), "ready", time.Second, []check.Target{ready}, nil, widget("w", "False"))
 	if out.Verdict != podsync.NotMet || !strings.Contains(stderr, "widget.example.com/w: not met: ready is False") {
 		t.Errorf("verdict %v, want not met naming the condition's message\n%s", out.Verdict, stderr)
 	}
 	gadget := check.Target{APIVersion: "nowhere.example.com/v1", Kind: "Gadget", Namespace: "a", Name: "g"}
-	out, stderr = runStatus(t, newSim(false), time.Second, []check.Target{ready, gadget}, nil, widget("w", "True"))
+	out, stderr = runStatus(t, newSim(false), "ready", time.Second, []check.Target{ready, gadget}, nil, widget("w", "True"))
 	if out.Verdict != podsync.NotMet || !strings.Contains(stderr, "gadget.nowhere.example.com/g: not met: the cluster does not serve nowhere.example.com/v1") {
 		t.Errorf("verdict %v, want not met naming the unserved kind\n%s", out.Verdict, stderr)
 	}
@@ -94,7 +94,7 @@ func TestCustomResourcePods(t *testing.T) {
 
 	pods := newSim(false)
 	pods.put(podIn("w-1-a", "w-1", crashLooping))
-	out, stderr := runStatus(t, pods, 10*time.Second, target, []runtime.Object{owned("w-1", "1", 1)}, widget("w", "True"))
+	out, stderr := runStatus(t, pods, "ready", 10*time.Second, target, []runtime.Object{owned("w-1", "1", 1)}, widget("w", "True"))
 	if out.Verdict != podsync.Failed || !strings.Contains(stderr, "CrashLoopBackOff") {
 		t.Errorf("verdict %v, want failed on the crash loop\n%s", out.Verdict, stderr)
 	}
@@ -102,8 +102,22 @@ func TestCustomResourcePods(t *testing.T) {
 	pods = newSim(false)
 	pods.put(podIn("w-1-a", "w-1", crashLooping))
 	pods.put(podIn("w-2-a", "w-2", runningReady))
-	out, stderr = runStatus(t, pods, 2*time.Second, target, []runtime.Object{owned("w-1", "1", 1), owned("w-2", "2", 2)}, widget("w", "True"))
+	out, stderr = runStatus(t, pods, "ready", 2*time.Second, target, []runtime.Object{owned("w-1", "1", 1), owned("w-2", "2", 2)}, widget("w", "True"))
 	if out.Verdict != podsync.NotMet {
 		t.Errorf("verdict %v, want not met: the replaced ReplicaSet's crash loop must not fail the check, and its pod is not ready\n%s", out.Verdict, stderr)
+	}
+}
+
+// With --until gone, an object judged by its status must be gone itself,
+// as kubectl wait --for=delete waits for it; one that is not there is.
+func TestCustomResourceUntilGone(t *testing.T) {
+	w := check.Target{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "a", Name: "w"}
+	out, stderr := runStatus(t, newSim(false), "gone", time.Second, []check.Target{w}, nil, widget("w", "True"))
+	if out.Verdict != podsync.NotMet || !strings.Contains(stderr, "widget.example.com/w: not met: still exists") {
+		t.Errorf("verdict %v, want not met while the Widget exists\n%s", out.Verdict, stderr)
+	}
+	out, stderr = runStatus(t, newSim(false), "gone", 10*time.Second, []check.Target{w}, nil)
+	if out.Verdict != podsync.Met || !strings.Contains(stderr, "widget.example.com/w: is gone") {
+		t.Errorf("verdict %v, want met: the Widget is not there\n%s", out.Verdict, stderr)
 	}
 }

@@ -90,6 +90,8 @@ type targetRun struct {
 	// only APIVersion and Kind): one request per kind, not per object.
 	discovered map[check.Target]statusKind
 	rules      *health.Rules
+	// gone: the check waits for the targets to go (--until gone).
+	gone bool
 	// home is the cluster's namespace, watched for pods when no target
 	// is namespaced.
 	home string
@@ -180,7 +182,7 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		selectors: map[check.Target]labels.Selector{}, owners: map[string][]*targetState{}, started: time.Now(),
 		stderr: s.stderr, uids: map[check.Target]types.UID{}, objects: map[check.Target]runtime.Object{},
 		replicaSets: map[string]*appsv1.ReplicaSet{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{},
-		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules}
+		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules, gone: cfg.Check.Gone()}
 	var groups []*watchGroup
 	byProto := map[check.Target]*watchGroup{}
 	for _, tg := range targets {
@@ -459,7 +461,25 @@ func (t *targetRun) start(ctx context.Context, wg *sync.WaitGroup) bool {
 		wg.Go(func() { inf.RunWithContext(ctx) })
 		synced = append(synced, inf.HasSyncedChecker())
 	}
-	return cache.WaitFor(ctx, "", synced...)
+	if !cache.WaitFor(ctx, "", synced...) {
+		return false
+	}
+	t.judgeUnseen()
+	return true
+}
+
+// judgeUnseen judges the targets judged by their status that the first
+// lists did not hold: an object that does not exist waits for --until
+// ready and is gone for --until gone.
+func (t *targetRun) judgeUnseen() {
+	for _, ts := range t.list {
+		t.mu.RLock()
+		_, seen := t.objects[ts.target]
+		t.mu.RUnlock()
+		if ts.target.Generic() && !seen {
+			t.send(workloadEvent{cluster: t.cluster, target: ts.target})
+		}
+	}
 }
 
 // update judges a target's object as it is now, and says its note once.
@@ -602,6 +622,11 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 			Pods: ts.pods, ShowNamespace: several && tg.Namespace != "", Context: w.label}
 		mine := unsatisfied[ts]
 		switch {
+		case gone && tg.Generic() && tr.Rollout.State != check.Met:
+			s.Verdict, s.Reason = check.TargetNotMet, tr.Rollout.Message
+		case gone && tg.Generic() && s.Pods == 0:
+			s.Verdict, s.Reason = check.TargetMet, tr.Rollout.Message
+			s.MetAfterSeconds = check.RoundDuration(tr.MetAt.Sub(t.started)).Seconds()
 		case gone && s.Pods == 0:
 			// The summary is made as the last pod goes.
 			s.Verdict, s.Reason = check.TargetMet, "no pod left"

@@ -330,3 +330,28 @@ func TestCustomResourceFixForward(t *testing.T) {
 	t.Logf("%s", r)
 	wantVerdict(t, r, 0, "met")
 }
+
+// TestCustomResourceUntilGone: --until gone waits for an object judged by
+// its status to be gone itself, as kubectl wait --for=delete does, here
+// held by a finalizer until its operator lets it go.
+func TestCustomResourceUntilGone(t *testing.T) {
+	withCRDs(t)
+	ns := env.Namespace(t)
+	manifest := writeFile(t, "cert.yaml", fmt.Sprintf("apiVersion: %s/v1\nkind: Certificate\nmetadata: {name: tls, finalizers: [podsync.example.com/hold]}\nspec: {}\n", customGroup))
+	env.Kubectl(t, "apply", "-n", ns, "-f", manifest)
+	env.Kubectl(t, "delete", "-n", ns, "-f", manifest, "--wait=false")
+	s := env.Start(t, "-n", ns, "-f", manifest, "--until", "gone", "--timeout", "2m")
+	time.Sleep(3 * time.Second)
+	if s.Exited() {
+		t.Fatalf("--until gone ended while the object was still there\n%s", s.Dump())
+	}
+	released := time.Now()
+	env.Kubectl(t, "patch", "-n", ns, "certificate."+customGroup, "tls", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	r := s.Wait(time.Minute)
+	t.Logf("%s", r)
+	wantVerdict(t, r, 0, "met")
+	wantStderr(t, r, "certificate.podsync.example.com/tls: was deleted")
+	if took := time.Since(released); took > 10*time.Second {
+		t.Errorf("the verdict came %s after the object went", took)
+	}
+}
