@@ -33,7 +33,10 @@ import (
 // Their pods are the pods whose chain of controller references leads to
 // them, through the built-in kinds that make pods (a custom resource's
 // ReplicaSets, an operator's StatefulSet): the namespaces of custom
-// resource targets keep an index of those objects' own controllers.
+// resource targets keep an index of those objects' own controllers. The
+// pods of a ReplicaSet that a newer one of the same owner replaces, and all
+// of them while the resource's controller has not observed its spec, are
+// a revision being replaced (see olderSetsLocked and unobserved).
 
 // maxOwnerDepth bounds the walk up a pod's controller references: a
 // custom resource, its Deployment, its ReplicaSet, the pod, and room for
@@ -174,7 +177,7 @@ func linkKey(group, kind, ns, name string) string {
 	return group + "/" + kind + "/" + ns + "/" + name
 }
 
-// ownsThroughChain reports whether the chain of controller references from
+// ownsThroughChainLocked reports whether the chain of controller references from
 // pod leads to tg, a custom resource. t.mu is held for reading.
 func (t *targetRun) ownsThroughChainLocked(tg check.Target, pod *metav1.ObjectMeta) bool {
 	ref := metav1.GetControllerOfNoCopy(pod)
