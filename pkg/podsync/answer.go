@@ -14,6 +14,10 @@ import (
 // run hang.
 const DefaultAnswerLimit = 30 * time.Second
 
+// answerGrace is how much longer than the limit the first answer is
+// waited for.
+const answerGrace = 500 * time.Millisecond
+
 // answerLimit is how long a cluster may take to answer its first request:
 // --request-timeout, or DefaultAnswerLimit.
 func answerLimit(cfg Config) time.Duration {
@@ -48,7 +52,9 @@ func (a *firstAnswer) traced(ctx context.Context) context.Context {
 // await gives up on the cluster with giveUp if it has not answered within
 // limit, unless ctx ends first.
 func (a *firstAnswer) await(ctx context.Context, limit time.Duration, server string, named bool, giveUp func(error)) {
-	t := time.NewTimer(limit)
+	// The wait starts before the first request: the grace lets a request
+	// that times out by itself report its own error first.
+	t := time.NewTimer(limit + answerGrace)
 	defer t.Stop()
 	select {
 	case <-a.heard:
