@@ -61,7 +61,7 @@ func (rs *Rules) Judge(obj *unstructured.Unstructured, k Kind) check.Rollout {
 // none true waits.
 func (r *rule) judge(obj *unstructured.Unstructured) check.Rollout {
 	out := check.Rollout{State: check.Pending, Rule: r.label()}
-	if msg, stale := notObserved(obj); stale {
+	if msg, stale := NotObserved(obj); stale {
 		out.Message = msg
 		return out
 	}
@@ -101,12 +101,12 @@ func (r *rule) judge(obj *unstructured.Unstructured) check.Rollout {
 	return out
 }
 
-// notObserved is the check Flux makes before a rule's expressions: a
+// NotObserved is the check Flux makes before a rule's expressions: a
 // status.observedGeneration that is not metadata.generation means the
 // controller has not acted on the newest spec. An observedGeneration that
 // is a string holding a decimal number (as Argo Rollouts writes it) is
 // compared too; any other value is left to the expressions.
-func notObserved(obj *unstructured.Unstructured) (string, bool) {
+func NotObserved(obj *unstructured.Unstructured) (string, bool) {
 	md, _ := obj.Object["metadata"].(map[string]any)
 	gen, ok := md["generation"].(int64)
 	if !ok {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -149,8 +150,12 @@ func (t *targetRun) revisionsOf(tg check.Target, obj runtime.Object) revisions {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if tg.Generic() {
-		if u, ok := obj.(*unstructured.Unstructured); ok && unobserved(u) {
-			return revisions{settling: true}
+		// Until its controller has acted on the newest spec, every
+		// pod under it may be on its way out.
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			if _, stale := health.NotObserved(u); stale {
+				return revisions{settling: true}
+			}
 		}
 		return revisions{oldSets: t.olderSetsLocked(tg)}
 	}

@@ -36,7 +36,7 @@ import (
 // resource targets keep an index of those objects' own controllers. The
 // pods of a ReplicaSet that a newer one of the same owner replaces, and all
 // of them while the resource's controller has not observed its spec, are
-// a revision being replaced (see olderSetsLocked and unobserved).
+// a revision being replaced (see olderSetsLocked, and health.NotObserved).
 
 // maxOwnerDepth bounds the walk up a pod's controller references: a
 // custom resource, its Deployment, its ReplicaSet, the pod, and room for
@@ -312,31 +312,4 @@ func (t *targetRun) resendRoots(l link) {
 			t.send(workloadEvent{cluster: t.cluster, target: tg, obj: obj})
 		}
 	}
-}
-
-// unobserved says whether a custom resource's controller has not acted on
-// its newest spec yet: its status.observedGeneration (a number, or a
-// number in a string as Argo Rollouts writes it) is below its generation.
-// Until it has, every pod under it may be on its way out.
-func unobserved(u *unstructured.Unstructured) bool {
-	v, found, err := unstructured.NestedFieldNoCopy(u.Object, "status", "observedGeneration")
-	if !found || err != nil {
-		return false
-	}
-	var observed int64
-	switch o := v.(type) {
-	case int64:
-		observed = o
-	case float64:
-		observed = int64(o)
-	case string:
-		n, err := strconv.ParseInt(o, 10, 64)
-		if err != nil {
-			return false
-		}
-		observed = n
-	default:
-		return false
-	}
-	return observed < u.GetGeneration()
 }
