@@ -171,6 +171,11 @@ func (e *env) measureSize(ctx context.Context, l *loader, n int) (*sizeResult, e
 			}
 		}
 	}
+	if e.cfg.verdictRuns > 0 {
+		if res.verdicts, err = e.measureVerdicts(ctx, l, e.cfg.rates[0]); err != nil {
+			return res, err
+		}
+	}
 	if others := otherAPIServers(e.cluster.PIDs()[localcluster.APIServer]); len(others) > len(res.otherAPIServers) {
 		res.otherAPIServers = others
 	}

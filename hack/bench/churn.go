@@ -55,6 +55,10 @@ func (e *env) watchers() []watcher {
 				argv: e.floorArgs([]string{"-watch"})})
 		}
 	}
+	for _, b := range e.cfg.compare {
+		out = append(out, watcher{id: "podsync@" + b.name, label: "`kubectl podsync -A --watch-only -o json`, build " + b.name,
+			argv: []string{e.kubectl, "podsync" + b.name, "-A", "--watch-only", "-o", "json"}})
+	}
 	return out
 }
 

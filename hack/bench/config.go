@@ -52,6 +52,7 @@ type config struct {
 	clusterPods int
 	crs         int  // custom resources of the custom resource scenario; 0: not run
 	crsOnly     bool // run only that scenario
+	verdictRuns int  // trials of each verdict latency case; 0: not run
 }
 
 // listFlags are the flags that are parsed into lists after flag.Parse.
@@ -108,6 +109,7 @@ func (c *config) register(fl *flag.FlagSet) *listFlags {
 	fl.IntVar(&c.clusters, "clusters", 0, "after the sizes, start this many clusters (2 to 5) of -cluster-pods pods each and measure `kubectl podsync --context a,b,... -A --once` against one `kubectl get pods -A` per cluster (0: not)")
 	fl.IntVar(&c.clusterPods, "cluster-pods", 10000, "pods in each cluster of -clusters")
 	fl.IntVar(&c.crs, "crs", 1000, "at the end, on a cluster of its own, create this many Ready custom resources of one kind in one namespace and measure `kubectl podsync -f` on a manifest of them and of one, against `kubectl wait --for=condition=Ready --all` (0: not)")
+	fl.IntVar(&c.verdictRuns, "verdict-runs", 20, "after the churn, trials of each verdict latency case: `kubectl podsync -A --until ready` decided by one pod turning Ready or entering CrashLoopBackOff while pods change at the first -rate (0: not run)")
 	fl.BoolVar(&c.crsOnly, "crs-only", false, "run only the custom resource scenario of -crs (no pods, no churn), 3 runs unless -runs is given: some 15 minutes on two busy cores")
 	return l
 }
@@ -155,6 +157,7 @@ func (c *config) smokeDefaults(fl *flag.FlagSet, l *listFlags) {
 		"warmup":                func() { c.warmup = false },
 		"timeout":               func() { c.timeout = 10 * time.Minute },
 		"crs":                   func() { c.crs = 0 },
+		"verdict-runs":          func() { c.verdictRuns = 1 },
 	}
 	for name, apply := range defaults {
 		if !set[name] {
@@ -219,6 +222,7 @@ func (c *config) validate() error {
 		{c.clusters > 0 && c.attach != "", "-clusters starts its own clusters: it does not go with -attach"},
 		{c.crs != 0 && (c.crs < 2 || c.crs > 100000), fmt.Sprintf("-crs %d: want 0 (none) or 2 to 100000", c.crs)},
 		{c.crsOnly && c.crs == 0, "-crs-only needs -crs above 0"},
+		{c.verdictRuns < 0 || c.verdictRuns > 1000, fmt.Sprintf("-verdict-runs %d: want 0 (none) to 1000", c.verdictRuns)},
 		{c.crsOnly && (c.attach != "" || c.clusters > 0), "-crs-only starts its own cluster: it does not go with -attach or -clusters"},
 	} {
 		if r.bad {

@@ -131,8 +131,13 @@ func TestBenchSmoke(t *testing.T) {
 		"Targets at 300 pods:",
 		"| `podsync -A --once` wall ≤ 1.25× the floor's | ",
 		"| time to the first SYNC row ≤ 1.5 s and ≤ kubectl's first row | ",
-		"| kube-apiserver memory added by `podsync -A --once` ≤ kubectl's (medians) | ",
-		"| churn at 300/s: podsync CPU per update ≤ 0.1 ms | ",
+		"| kube-apiserver memory added by `podsync -A --once` ≤ the floor's + 10 % (medians) | ",
+		"| churn at 300/s: CPU per update ≤ 1.25× the floor's watch | ",
+		"| churn at 300/s: lag p99 ≤ the floor's watch p99 + 25 ms, nothing lost | ",
+		"| verdict latency at 300/s, the last pod turns Ready: p99 ≤ 100 ms | ",
+		"| verdict latency at 300/s, a container enters CrashLoopBackOff: p99 ≤ 100 ms | ",
+		"| `kubectl podsync -A --until ready` | the last pod turns Ready | 1 | ",
+		"| `kubectl podsync -A --until ready` | a container enters CrashLoopBackOff | 1 | ",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, r.stdout)
@@ -145,10 +150,35 @@ func TestBenchSmoke(t *testing.T) {
 	checkCommands(t, r.stdout)
 	checkAPIMemory(t, r.stdout)
 	checkChurn(t, r.stdout)
+	checkVerdicts(t, r.stdout)
 	for _, want := range []string{"300 pods Running and Ready", "podsync watches 300 pods", "lost 0"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("progress on stderr lacks %q", want)
 		}
+	}
+}
+
+// checkVerdicts wants every verdict latency trial to have ended with the
+// expected exit code within a time that is a measurement.
+func checkVerdicts(t *testing.T, report string) {
+	t.Helper()
+	rows := 0
+	for _, line := range strings.Split(report, "\n") {
+		if !strings.HasPrefix(line, "| `kubectl podsync -A --until ready`") {
+			continue
+		}
+		rows++
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 8 || cells[7] != "0" {
+			t.Errorf("verdict row %q: want 8 cells and no failed trial", line)
+			continue
+		}
+		if p99, err := time.ParseDuration(strings.ReplaceAll(cells[4], " ", "")); err != nil || p99 <= 0 || p99 > time.Minute {
+			t.Errorf("verdict row %q: p99 %q is not a measurement", line, cells[4])
+		}
+	}
+	if rows != 2 {
+		t.Errorf("%d verdict latency rows, want one per case:\n%s", rows, report)
 	}
 }
 
