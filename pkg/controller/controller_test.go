@@ -62,15 +62,25 @@ func (r *recorder) snapshot() []Message {
 
 func (r *recorder) waitFor(t *testing.T, n int) []Message {
 	t.Helper()
+	settle(t, func() bool { return len(r.snapshot()) >= n }, func() string {
+		return fmt.Sprintf("got %d messages, want %d: %v", len(r.snapshot()), n, describe(r.snapshot()))
+	})
+	return r.snapshot()
+}
+
+// settle returns once cond holds with every goroutine of the bubble
+// waiting. The bubble's clock moves on only while cond does not hold, for
+// what waits on it: a rate limiter's delay, a worker's pause. It fails the
+// test with why() if cond does not hold within ten seconds of that clock.
+func settle(t *testing.T, cond func() bool, why func() string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if msgs := r.snapshot(); len(msgs) >= n {
-			return msgs
+	for synctest.Wait(); !cond(); synctest.Wait() {
+		if time.Now().After(deadline) {
+			t.Fatal(why())
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
-	t.Fatalf("got %d messages, want %d: %v", len(r.snapshot()), n, describe(r.snapshot()))
-	return nil
 }
 
 func describe(msgs []Message) []string {
@@ -128,15 +138,11 @@ func start(t *testing.T, workers, retries int, rec *recorder, initial ...*corev1
 // a test writing before then could lose its change under load.
 func (f *fixture) waitWatching(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.ContainsFunc(f.client.Actions(), func(a k8stesting.Action) bool {
-		return a.GetVerb() == "watch" && a.GetResource().Resource == "pods"
-	}) {
-		if time.Now().After(deadline) {
-			t.Fatal("the informer did not watch pods within 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	settle(t, func() bool {
+		return slices.ContainsFunc(f.client.Actions(), func(a k8stesting.Action) bool {
+			return a.GetVerb() == "watch" && a.GetResource().Resource == "pods"
+		})
+	}, func() string { return "the informer did not watch pods within 10 s" })
 }
 
 func (f *fixture) create(t *testing.T, p *corev1.Pod) {
@@ -164,18 +170,17 @@ func (f *fixture) delete(t *testing.T, name string) {
 // ("" for absent), so a test knows the informer has seen its write.
 func (f *fixture) waitCached(t *testing.T, name, rv string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	settle(t, func() bool {
 		obj, ok, _ := f.ctrl.Indexer().GetByKey("ns/" + name) //nolint:errcheck // absent and error both mean not yet
-		if (!ok && rv == "") || (ok && obj.(*wire.PodRow).Pod().ResourceVersion == rv) {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Fatalf("cache never showed %s at rv %q", name, rv)
+		return (!ok && rv == "") || (ok && obj.(*wire.PodRow).Pod().ResourceVersion == rv)
+	}, func() string { return fmt.Sprintf("cache never showed %s at rv %q", name, rv) })
 }
 
 func TestInitialListIsSyncThenAddUpdateGone(t *testing.T) {
+	synctest.Test(t, testInitialListIsSyncThenAddUpdateGone)
+}
+
+func testInitialListIsSyncThenAddUpdateGone(t *testing.T) {
 	rec := &recorder{}
 	f := start(t, 1, 5, rec, pod("a", "1"), pod("b", "1"))
 	msgs := rec.waitFor(t, 2)
@@ -386,7 +391,11 @@ func testNeverTwoWorkersOnOneKey(t *testing.T) {
 		f.update(t, pod("hot", fmt.Sprint(i)))
 	}
 	f.waitCached(t, "hot", "59")
-	synctest.Wait() // the workers are done
+	// A worker pausing in its work waits too, so every goroutine waiting
+	// is not yet every worker done: the clock must move on until none is
+	// at work and nothing is queued.
+	settle(t, func() bool { return inFlight.Load() == 0 && f.ctrl.queue.Len() == 0 },
+		func() string { return fmt.Sprintf("the workers were still at work on %d keys", f.ctrl.queue.Len()) })
 	if m := maxSeen.Load(); m != 1 {
 		t.Fatalf("one key was handled by %d workers at once", m)
 	}
@@ -508,7 +517,9 @@ func TestNoDuplicateWhenTheCacheIsAhead(t *testing.T) {
 }
 
 // Failed work is retried without delivering the key's messages again.
-func TestRetryDoesNotDeliverAgain(t *testing.T) {
+func TestRetryDoesNotDeliverAgain(t *testing.T) { synctest.Test(t, testRetryDoesNotDeliverAgain) }
+
+func testRetryDoesNotDeliverAgain(t *testing.T) {
 	fails := 2
 	var worked []string
 	rec := &recorder{work: func(_ context.Context, _ cache.ObjectName, row *wire.PodRow) error {
@@ -527,8 +538,11 @@ func TestRetryDoesNotDeliverAgain(t *testing.T) {
 	c.onDelete(row("b", "1", "u9"))
 	deadline := time.Now().Add(5 * time.Second)
 	for len(worked) < 3 && time.Now().Before(deadline) {
+		// A failed key comes back after the rate limiter's delay, on the
+		// bubble's clock: it moves on once the queue's goroutine waits.
+		synctest.Wait()
 		if c.queue.Len() == 0 {
-			time.Sleep(time.Millisecond) // the rate limiter's delay
+			time.Sleep(time.Millisecond)
 			continue
 		}
 		c.processNext(context.Background())

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,7 +40,9 @@ func (a *apps) kept(p *metav1.ObjectMeta) bool {
 // server would: a pod that stops matching leaves with GONE, one never shown
 // leaves without a word, and a pod kept only after Keep widened is added by
 // Recheck at once, without waiting for its next change.
-func TestKeepNarrowsAndWidens(t *testing.T) {
+func TestKeepNarrowsAndWidens(t *testing.T) { synctest.Test(t, testKeepNarrowsAndWidens) }
+
+func testKeepNarrowsAndWidens(t *testing.T) {
 	a := &apps{keep: map[string]bool{"web": true}}
 	rec := &recorder{keep: a.kept}
 	f := start(t, 1, 3, rec, labelled("web-1", "1", "web"), labelled("db-1", "2", "db"))
@@ -63,7 +65,7 @@ func TestKeepNarrowsAndWidens(t *testing.T) {
 	f.waitCached(t, "cache-1", "6")
 	f.delete(t, "cache-1")
 	f.waitCached(t, "cache-1", "")
-	time.Sleep(50 * time.Millisecond)
+	synctest.Wait() // a message about cache-1 would be on its way by now
 	if n := len(rec.snapshot()); n != 4 {
 		t.Errorf("%d messages, want 4: %q", n, describe(rec.snapshot()))
 	}

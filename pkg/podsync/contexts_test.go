@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,16 +69,26 @@ func startMulti(t *testing.T, cfgEdit func(*podsync.Config), until bool, cluster
 	return r
 }
 
-// waitOut waits until stdout matches pattern.
+// waitOut waits, in a synctest bubble, until stdout matches pattern with
+// every goroutine of the bubble waiting. The bubble's clock moves on only
+// while it does not match, for what waits on it (a reflector's back-off).
 func (r *multiRun) waitOut(t *testing.T, pattern string) {
 	t.Helper()
 	re := regexp.MustCompile(pattern)
 	deadline := time.Now().Add(30 * time.Second)
-	for !re.MatchString(r.stdout.String()) {
+	for synctest.Wait(); !re.MatchString(r.stdout.String()); synctest.Wait() {
 		if time.Now().After(deadline) {
 			t.Fatalf("no %q in stdout:\n%s\nstderr:\n%s", pattern, r.stdout, r.stderr)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// wantOut requires stdout to match pattern, once the run has ended.
+func (r *multiRun) wantOut(t *testing.T, pattern string) {
+	t.Helper()
+	if !regexp.MustCompile(pattern).MatchString(r.stdout.String()) {
+		t.Errorf("no %q in stdout:\n%s\nstderr:\n%s", pattern, r.stdout, r.stderr)
 	}
 }
 
@@ -99,6 +110,10 @@ func simCluster(name string, s *sim) podsync.Cluster {
 // A cluster whose list does not answer delays none of the others' lines;
 // its own initial list prints as a block once it is in.
 func TestContextsSlowClusterDelaysNoOther(t *testing.T) {
+	synctest.Test(t, testContextsSlowClusterDelaysNoOther)
+}
+
+func testContextsSlowClusterDelaysNoOther(t *testing.T) {
 	slow, fast := newSim(true), newSim(true)
 	slow.put(newSimPod("a", "web-1", 1, runningReady, ""))
 	fast.put(newSimPod("a", "web-1", 1, creating, ""))
@@ -129,17 +144,20 @@ func TestContextsSlowClusterDelaysNoOther(t *testing.T) {
 
 // The check is met only once it is met in every cluster, and the summary
 // has a line per cluster.
-func TestContextsGateMetEverywhere(t *testing.T) {
+func TestContextsGateMetEverywhere(t *testing.T) { synctest.Test(t, testContextsGateMetEverywhere) }
+
+func testContextsGateMetEverywhere(t *testing.T) {
 	a, b := newSim(true), newSim(true)
 	a.put(newSimPod("a", "web-1", 1, runningReady, ""))
 	b.put(newSimPod("a", "web-1", 1, runningNotReady, ""))
 	r := startMulti(t, nil, true, []podsync.Cluster{simCluster("east", a), simCluster("west", b)})
 	r.waitOut(t, `(?m)^SYNC\s+west\s+web-1\s+0/1\s+Running\s`)
 	r.waitOut(t, `(?m)^SYNC\s+east\s+web-1\s+1/1\s+Running\s`)
+	synctest.Wait()
 	select {
 	case out := <-r.done:
 		t.Fatalf("the run ended while west was not ready: %+v\n%s", out, r.stderr)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
 	b.put(newSimPod("a", "web-1", 1, runningReady, ""))
 	out := r.outcome(t)
@@ -155,6 +173,10 @@ func TestContextsGateMetEverywhere(t *testing.T) {
 // A failure in one cluster fails the check at once, naming the cluster,
 // while the other is still pending; its pod is explained with its context.
 func TestContextsFailureInOneFailsAtOnce(t *testing.T) {
+	synctest.Test(t, testContextsFailureInOneFailsAtOnce)
+}
+
+func testContextsFailureInOneFailsAtOnce(t *testing.T) {
 	a, b := newSim(false), newSim(false)
 	a.put(newSimPod("a", "web-1", 1, runningNotReady, ""))
 	b.put(newSimPod("a", "web-1", 1, runningReady, ""))
@@ -235,14 +257,14 @@ func TestContextsUnavailableAtStart(t *testing.T) {
 		}
 		wantStderr(t, stderr, "Reason:   context down: unavailable: list pods at ",
 			"Contexts: up    met     1 pod   all 1 matching pods satisfy ready\n          down  failed  0 pods  unavailable: list pods at ")
-		r.waitOut(t, `(?m)^SYNC\s+up\s+web-1\s`)
+		r.wantOut(t, `(?m)^SYNC\s+up\s+web-1\s`)
 	})
 	t.Run("skipped, plain --once", func(t *testing.T) {
 		r := startMulti(t, func(c *podsync.Config) { c.SkipUnavailable, c.Once = true, true }, false, []podsync.Cluster{ready(), closedCluster(t, "down")})
 		if out := r.outcome(t); out.ExitCode() != podsync.ExitOK {
 			t.Errorf("outcome %+v, want exit 0\n%s", out, r.stderr)
 		}
-		r.waitOut(t, `(?m)^SYNC\s+up\s+web-1\s`)
+		r.wantOut(t, `(?m)^SYNC\s+up\s+web-1\s`)
 	})
 	t.Run("none left", func(t *testing.T) {
 		r := startMulti(t, skip, false, []podsync.Cluster{closedCluster(t, "x"), closedCluster(t, "y")})
@@ -256,6 +278,10 @@ func TestContextsUnavailableAtStart(t *testing.T) {
 // A failure ends the check at once, also while another cluster's list is
 // not in: that cluster's line says so rather than judging what it lacks.
 func TestContextsFailureBeforeAnotherListed(t *testing.T) {
+	synctest.Test(t, testContextsFailureBeforeAnotherListed)
+}
+
+func testContextsFailureBeforeAnotherListed(t *testing.T) {
 	slow, failing := newSim(true), newSim(true)
 	failing.put(newSimPod("a", "web-1", 1, crashLooping, ""))
 	release := make(chan struct{})

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
@@ -22,6 +24,11 @@ func TestMain(m *testing.M) {
 	// The reflector logs every cut watch and relist; the model plays many.
 	klog.SetOutput(io.Discard)
 	klog.LogToStderr(false)
+	// Besides logging it, apimachinery rate-limits every unhandled error
+	// against one process-wide time of the last: read on the clock of
+	// another bubble (each starts in 2000) or the real one, it is years
+	// away, and a reflector that reports an error would sleep for them.
+	utilruntime.ErrorHandlers = nil
 	os.Exit(m.Run())
 }
 
@@ -48,10 +55,6 @@ func modelHistories(t *testing.T) (first uint64, n int) {
 	return first, n
 }
 
-// modelParallel histories play at once: each mostly waits (on the sim's
-// pauses and the reflector's relist back-off), so many fit on two cores.
-const modelParallel = 24
-
 // TestModel plays random histories through real runs and holds each
 // printed stream and verdict against the truth (checkRun). A failing seed
 // is shrunk to a short history that still fails, and both are printed;
@@ -64,24 +67,23 @@ func TestModel(t *testing.T) {
 		failures []failure
 		stats    modelStats
 	)
-	sem := make(chan struct{}, modelParallel)
-	var wg sync.WaitGroup
-	for seed := first; seed < first+uint64(n); seed++ {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			h := generate(seed)
-			began := time.Now()
-			bad, code, err := playAndCheck(h)
-			mu.Lock()
-			defer mu.Unlock()
-			stats.add(h, code, time.Since(began))
-			if err != nil || len(bad) > 0 {
-				failures = append(failures, failure{h: h, bad: bad, err: err})
-			}
-		})
-	}
-	wg.Wait()
+	// The group returns once its parallel histories have all played.
+	t.Run("histories", func(t *testing.T) {
+		for seed := first; seed < first+uint64(n); seed++ {
+			t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+				t.Parallel()
+				h := generate(seed)
+				began := time.Now()
+				bad, code, err := playAndCheck(t, h)
+				mu.Lock()
+				defer mu.Unlock()
+				stats.add(h, code, time.Since(began))
+				if err != nil || len(bad) > 0 {
+					failures = append(failures, failure{h: h, bad: bad, err: err})
+				}
+			})
+		}
+	})
 	t.Logf("%d histories in %s: %s", n, time.Since(start).Round(time.Second), stats)
 	if len(failures) == 0 {
 		return
@@ -93,7 +95,7 @@ func TestModel(t *testing.T) {
 	if os.Getenv("PODSYNC_MODEL_NO_SHRINK") != "" {
 		return
 	}
-	t.Errorf("the first, shrunk:\n%s", shrink(failures[0].h))
+	t.Errorf("the first, shrunk:\n%s", shrink(t, failures[0].h))
 }
 
 // FuzzModel drives the same generator from the fuzzer's bytes, so that the
@@ -104,7 +106,7 @@ func FuzzModel(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := generateFrom(rand.New(&byteSource{data: data}), 0)
-		bad, _, err := playAndCheck(h)
+		bad, _, err := playAndCheck(t, h)
 		if err != nil || len(bad) > 0 {
 			t.Fatalf("history failed:\n%s%s", h, failure{h: h, bad: bad, err: err})
 		}
@@ -146,26 +148,33 @@ func (f failure) String() string {
 	return "  " + strings.Join(f.bad, "\n  ") + "\n"
 }
 
-func playAndCheck(h *history) ([]string, int, error) {
-	res, err := play(h)
-	if err != nil {
-		return nil, 0, err
-	}
-	bad := checkRun(res)
-	if len(bad) > 0 {
-		bad = append(bad, fmt.Sprintf("exit %d (%v); stdout:\n%sstderr:\n%s", res.outcome.ExitCode(), res.outcome.Err, res.stdout, res.stderr))
-	}
-	return bad, res.outcome.ExitCode(), nil
+// playAndCheck plays h in a bubble of its own, so that its pauses and the
+// run's timers go by on the bubble's clock, and what the stream shows is
+// judged once every goroutine of the run waits rather than after a guess
+// at how long that takes. The bubble also requires that the run leaves no
+// goroutine behind once it has ended.
+func playAndCheck(t *testing.T, h *history) (bad []string, code int, err error) {
+	synctest.Test(t, func(*testing.T) {
+		var res *result
+		if res, err = play(h); err != nil {
+			return
+		}
+		code = res.outcome.ExitCode()
+		if bad = checkRun(res); len(bad) > 0 {
+			bad = append(bad, fmt.Sprintf("exit %d (%v); stdout:\n%sstderr:\n%s", code, res.outcome.Err, res.stdout, res.stderr))
+		}
+	})
+	return bad, code, err
 }
 
 // shrink removes steps, initial pods and workers from a failing history
 // while it still fails (a timing-dependent failure gets three tries per
 // candidate), for at most two minutes.
-func shrink(h *history) string {
+func shrink(t *testing.T, h *history) string {
 	deadline := time.Now().Add(2 * time.Minute)
 	fails := func(c *history) bool {
 		for range 3 {
-			if bad, _, err := playAndCheck(c); err != nil || len(bad) > 0 {
+			if bad, _, err := playAndCheck(t, c); err != nil || len(bad) > 0 {
 				return true
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing/synctest"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -632,23 +633,28 @@ func (p *player) rollBack(workload string) *podsync.Outcome {
 	return p.rollOut(workload, rev)
 }
 
-// settleTime bounds how long a played history may take to show its final
-// state; under the race detector with many histories at once a relist
-// alone takes a few seconds.
+// settleTime bounds, on the bubble's clock, how long a played history may
+// take to show its final state: work takes none of it, only the run's
+// timers do (the reflector's back-off after a failed list, the resync).
 const settleTime = 45 * time.Second
 
 // waitSettled waits until every sim that is up has sent every change to
 // an open watch, and the printed stream shows the final state of every pod
-// and has been quiet for a moment since; it returns the outcome instead if
-// the run ends meanwhile.
+// and has stayed so while the clock moved on (a timer still set, a retry
+// or a back-off, could print more); it returns the outcome instead if the
+// run ends meanwhile.
 func (p *player) waitSettled() (bool, *podsync.Outcome) {
 	deadline := time.Now().Add(settleTime)
 	last, quietSince := "", time.Now()
-	for time.Now().Before(deadline) {
+	for ; time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		// What the stream shows is only worth judging once every goroutine
+		// of the run waits for something that the history or the clock
+		// has yet to give.
+		synctest.Wait()
 		select {
 		case out := <-p.done:
 			return false, &out
-		case <-time.After(20 * time.Millisecond):
+		default:
 		}
 		text := p.stdout.String()
 		if text != last || !p.caughtUp() {
@@ -702,7 +708,9 @@ func (p *player) finish(cancel context.CancelCauseFunc) podsync.Outcome {
 			if err := p.world.finish(p.tr); err != nil {
 				panic(err)
 			}
-			time.Sleep(50 * time.Millisecond)
+			// The run must have heard the final status before the
+			// sentinels go, or the check would be judged without it.
+			synctest.Wait()
 		}
 		if h.lostAtEnd >= 0 {
 			lost := p.sims[h.lostAtEnd]
@@ -715,8 +723,13 @@ func (p *player) finish(cancel context.CancelCauseFunc) podsync.Outcome {
 			said := fmt.Sprintf("lost the connection to the API server of context c%d", h.lostAtEnd)
 			before := strings.Count(p.stderr.String(), said)
 			lost.disconnect()
-			for deadline := time.Now().Add(20 * time.Second); strings.Count(p.stderr.String(), said) == before && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
+			// The next request may wait for a back-off: the clock moves on
+			// whenever the run has nothing else to do.
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				synctest.Wait()
+				if strings.Count(p.stderr.String(), said) != before {
+					break
+				}
 			}
 		}
 		for c := range h.contexts {
@@ -724,6 +737,8 @@ func (p *player) finish(cancel context.CancelCauseFunc) podsync.Outcome {
 				p.tr.remove(p.sims[c], sentinelOf(c))
 			}
 		}
+		// The bubble's clock gives the run as long as it takes to be met,
+		// and then some: it moves only once the run waits.
 		select {
 		case out := <-p.done:
 			if h.lostAtEnd >= 0 && out.Verdict == podsync.Met {

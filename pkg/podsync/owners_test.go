@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -82,25 +83,27 @@ func TestFixForwardSparesReplacedPods(t *testing.T) {
 		want    podsync.Verdict
 	}{{"v2", podsync.Met}, {"v1", podsync.Failed}} {
 		t.Run("template "+c.current, func(t *testing.T) {
-			d, old, fixed := midRollout(c.current)
-			pods := newSim(false)
-			pods.put(podOfReplicaSet("web-old-1", old, crashLooping))
-			pods.put(podOfReplicaSet("web-new-1", fixed, runningReady))
-			web := check.Target{Kind: "Deployment", Namespace: "a", Name: "web"}
-			r := startTargetsFor(t, 20*time.Second, pods, "ready", []check.Target{web}, d, old, fixed)
-			if c.want == podsync.Met {
-				waitFor(t, r.stdout, "pod/web-new-1 synced")
-				waitWatching(t, r, "deployments")
-				pods.remove("a/web-old-1")
-				d = d.DeepCopy()
-				d.Status.Replicas = 1
-				if _, err := r.api.AppsV1().Deployments("a").UpdateStatus(context.Background(), d, metav1.UpdateOptions{}); err != nil {
-					t.Fatal(err)
+			synctest.Test(t, func(t *testing.T) {
+				d, old, fixed := midRollout(c.current)
+				pods := newSim(false)
+				pods.put(podOfReplicaSet("web-old-1", old, crashLooping))
+				pods.put(podOfReplicaSet("web-new-1", fixed, runningReady))
+				web := check.Target{Kind: "Deployment", Namespace: "a", Name: "web"}
+				r := startTargetsFor(t, 20*time.Second, pods, "ready", []check.Target{web}, d, old, fixed)
+				if c.want == podsync.Met {
+					waitFor(t, r.stdout, "pod/web-new-1 synced")
+					waitWatching(t, r, "deployments")
+					pods.remove("a/web-old-1")
+					d = d.DeepCopy()
+					d.Status.Replicas = 1
+					if _, err := r.api.AppsV1().Deployments("a").UpdateStatus(context.Background(), d, metav1.UpdateOptions{}); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-			if out := r.outcome(t); out.Verdict != c.want {
-				t.Fatalf("verdict %v, want %v\n--- stdout\n%s--- stderr\n%s", out.Verdict, c.want, r.stdout, r.stderr)
-			}
+				if out := r.outcome(t); out.Verdict != c.want {
+					t.Fatalf("verdict %v, want %v\n--- stdout\n%s--- stderr\n%s", out.Verdict, c.want, r.stdout, r.stderr)
+				}
+			})
 		})
 	}
 }
@@ -135,25 +138,27 @@ func TestStatefulSetPodJudgedOnceItsRevisionIsKnown(t *testing.T) {
 		{"observed during the run", false, true, podsync.Failed},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			pods := newSim(false)
-			p := newSimPod("a", "db-0", 1, crashLooping, "")
-			yes := true
-			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", Controller: &yes}}
-			p.Labels[appsv1.ControllerRevisionHashLabelKey] = "db-1"
-			pods.put(p)
-			db := check.Target{Kind: "StatefulSet", Namespace: "a", Name: "db"}
-			r := startTargetsFor(t, 2*time.Second, pods, "ready", []check.Target{db}, statefulSet("db-1", c.observed))
-			if c.later {
-				waitFor(t, r.stdout, "pod/db-0 synced")
-				waitWatching(t, r, "statefulsets")
-				if _, err := r.api.AppsV1().StatefulSets("a").UpdateStatus(context.Background(), statefulSet("db-1", true), metav1.UpdateOptions{}); err != nil {
-					t.Fatal(err)
+			synctest.Test(t, func(t *testing.T) {
+				pods := newSim(false)
+				p := newSimPod("a", "db-0", 1, crashLooping, "")
+				yes := true
+				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", Controller: &yes}}
+				p.Labels[appsv1.ControllerRevisionHashLabelKey] = "db-1"
+				pods.put(p)
+				db := check.Target{Kind: "StatefulSet", Namespace: "a", Name: "db"}
+				r := startTargetsFor(t, 2*time.Second, pods, "ready", []check.Target{db}, statefulSet("db-1", c.observed))
+				if c.later {
+					waitFor(t, r.stdout, "pod/db-0 synced")
+					waitWatching(t, r, "statefulsets")
+					if _, err := r.api.AppsV1().StatefulSets("a").UpdateStatus(context.Background(), statefulSet("db-1", true), metav1.UpdateOptions{}); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-			out := r.outcome(t)
-			if out.Verdict != c.want {
-				t.Fatalf("verdict %v, want %v\n%s", out.Verdict, c.want, r.stderr)
-			}
+				out := r.outcome(t)
+				if out.Verdict != c.want {
+					t.Fatalf("verdict %v, want %v\n%s", out.Verdict, c.want, r.stderr)
+				}
+			})
 		})
 	}
 }
@@ -161,6 +166,10 @@ func TestStatefulSetPodJudgedOnceItsRevisionIsKnown(t *testing.T) {
 // --until gone on a Deployment that no longer exists waits for the pods
 // whose owner references lead to it.
 func TestGoneWaitsForThePodsOfADeletedTarget(t *testing.T) {
+	synctest.Test(t, testGoneWaitsForThePodsOfADeletedTarget)
+}
+
+func testGoneWaitsForThePodsOfADeletedTarget(t *testing.T) {
 	pods := newSim(false)
 	pods.put(podOf("web-1", "web", runningReady))
 	pods.put(podOf("other-1", "other", runningReady))

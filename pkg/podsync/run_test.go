@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -104,7 +105,9 @@ func TestUnprintablePodIsJudged(t *testing.T) {
 // created again while the watch was down comes as GONE (old) and ADD (new)
 // in one batch; the ADD cannot be printed, and the GONE is printed once,
 // not again on a retry of the batch.
-func TestBatchPrintedOnce(t *testing.T) {
+func TestBatchPrintedOnce(t *testing.T) { synctest.Test(t, testBatchPrintedOnce) }
+
+func testBatchPrintedOnce(t *testing.T) {
 	s := simWith(false, map[string]podState{"p": runningReady})
 	done := make(chan struct{})
 	var o podsync.Outcome
@@ -117,7 +120,8 @@ func TestBatchPrintedOnce(t *testing.T) {
 		})
 	}()
 	<-s.listed
-	time.Sleep(200 * time.Millisecond)
+	// The SYNC is printed and the run watches for what follows.
+	synctest.Wait()
 	s.compact()
 	s.remove("a/p")
 	s.put(newSimPod("a", "p", 2, runningNotReady, ""))

@@ -3,9 +3,11 @@ package podsync_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -114,6 +116,10 @@ func podOfSet(name, app, hash string, st podState) *corev1.Pod {
 // not seen yet are known by their owner references, and the check is met
 // once every target is rolled out.
 func TestTargetsShowTheirPodsAndWaitForLateOnes(t *testing.T) {
+	synctest.Test(t, testTargetsShowTheirPodsAndWaitForLateOnes)
+}
+
+func testTargetsShowTheirPodsAndWaitForLateOnes(t *testing.T) {
 	simPods := newSim(false)
 	simPods.put(podOf("web-1", "web", runningReady))
 	simPods.put(podOf("other-1", "other", runningReady))
@@ -142,7 +148,9 @@ func TestTargetsShowTheirPodsAndWaitForLateOnes(t *testing.T) {
 
 // A Job that retries a failed pod goes on (and says so once); a Job that
 // fails fails the check at once, with its reason, its failed pod explained.
-func TestFailedJobTarget(t *testing.T) {
+func TestFailedJobTarget(t *testing.T) { synctest.Test(t, testFailedJobTarget) }
+
+func testFailedJobTarget(t *testing.T) {
 	pods, job := failedJobPod()
 	r := startTargets(t, pods, "healthy", []check.Target{{Kind: "Job", Namespace: "a", Name: "migrate"}})
 	waitWatching(t, r, "jobs")
@@ -179,23 +187,29 @@ func TestFailedJobTarget(t *testing.T) {
 // so once the action shows, a change is seen.
 func waitWatching(t *testing.T, r *targetRun, resource string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !slices.ContainsFunc(r.api.Actions(), func(a k8stesting.Action) bool {
-		return a.GetVerb() == "watch" && a.GetResource().Resource == resource
-	}) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no watch of %s within 20 s", resource)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	settle(t, func() bool {
+		return slices.ContainsFunc(r.api.Actions(), func(a k8stesting.Action) bool {
+			return a.GetVerb() == "watch" && a.GetResource().Resource == resource
+		})
+	}, func() string { return fmt.Sprintf("no watch of %s within 20 s", resource) })
 }
 
 func waitFor(t *testing.T, b *lockedBuffer, text string) {
 	t.Helper()
+	settle(t, func() bool { return strings.Contains(b.String(), text) },
+		func() string { return fmt.Sprintf("no %q within 20 s:\n%s", text, b) })
+}
+
+// settle returns once cond holds with every goroutine of the bubble
+// waiting. The bubble's clock moves on only while cond does not hold, for
+// what waits on it (a reflector's back-off, a retried request); it fails
+// the test with why() if cond does not hold within 20 s of that clock.
+func settle(t *testing.T, cond func() bool, why func() string) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(b.String(), text) {
+	for synctest.Wait(); !cond(); synctest.Wait() {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %q within 20 s:\n%s", text, b)
+			t.Fatal(why())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -203,7 +217,9 @@ func waitFor(t *testing.T, b *lockedBuffer, text string) {
 
 // A target deleted while the check waits is not met, and the summary says
 // so when the check ends.
-func TestDeletedTarget(t *testing.T) {
+func TestDeletedTarget(t *testing.T) { synctest.Test(t, testDeletedTarget) }
+
+func testDeletedTarget(t *testing.T) {
 	pods := newSim(false)
 	pods.put(podOf("web-1", "web", runningNotReady))
 	web := check.Target{Kind: "Deployment", Namespace: "a", Name: "web"}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
+	"testing/synctest"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -195,8 +195,9 @@ func (w *world) rollOut(workload string, rev int) error {
 	}
 	// The run hears of it by a watch of its own, beside the pods': the
 	// model's failures are judged against the revision it rolls out from
-	// now on, so the run is given a moment to hear of it first.
-	time.Sleep(30 * time.Millisecond)
+	// now on, so the run must have heard of it first, which it has once
+	// every goroutine of the bubble waits.
+	synctest.Wait()
 	return err
 }
 
