@@ -122,7 +122,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Verdict:  %s (exit %d) after %s\n", s.Verdict, s.ExitCode, RoundDuration(s.Duration))
 	if s.Reason != "" {
-		fmt.Fprintf(&b, "Reason:   %s\n", SafeLine(s.Reason, maxTextLen))
+		fmt.Fprintf(&b, "Reason:   %s\n", text.SafeLine(s.Reason, maxTextLen))
 	}
 	writeContexts(&b, s.Contexts)
 	writeTargets(&b, s.Targets)
@@ -156,7 +156,7 @@ func writePod(b *strings.Builder, p *PodExplanation) {
 	}
 	writeEvents(b, p.Events)
 	for _, m := range p.Missing {
-		fmt.Fprintf(b, "  Missing: %s\n", SafeLine(m, maxTextLen))
+		fmt.Fprintf(b, "  Missing: %s\n", text.SafeLine(m, maxTextLen))
 	}
 }
 
@@ -178,7 +178,7 @@ func writeContainer(b *strings.Builder, c *ContainerExplanation) {
 
 // reasonText renders " (Reason: message)" or nothing.
 func reasonText(reason, message string) string {
-	reason, message = SafeLine(reason, maxTextLen), SafeLine(message, maxTextLen)
+	reason, message = text.SafeLine(reason, maxTextLen), text.SafeLine(message, maxTextLen)
 	switch {
 	case reason != "" && message != "":
 		return " (" + reason + ": " + message + ")"
@@ -202,7 +202,7 @@ func statusList(counts map[string]int) string {
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s %d", Escape(k), counts[k])
+		parts[i] = fmt.Sprintf("%s %d", text.Escape(k), counts[k])
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
 }

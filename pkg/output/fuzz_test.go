@@ -11,6 +11,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
@@ -102,9 +103,9 @@ func fuzzSummary(t *testing.T, a, b, c, d string) {
 		Containers: []check.ContainerExplanation{{Name: a, State: "waiting", Reason: b, Message: c, Logs: &check.LogTail{Lines: []string{a, b, c, d}}}},
 		Events:     []check.EventExplanation{{Type: "Warning", Reason: c, Message: d, Count: 1}},
 	}}}
-	var text, out strings.Builder
-	_ = sum.WriteText(&text)
-	out.WriteString(check.StopCommands("TOKEN", check.Defuse(text.String())))
+	var report, out strings.Builder
+	_ = sum.WriteText(&report)
+	out.WriteString(check.StopCommands("TOKEN", text.Defuse(report.String())))
 	_ = sum.WriteAnnotations(&out)
 	for _, cmd := range ghrunner.Strict(out.String()) {
 		own := cmd.Line == "::stop-commands::TOKEN" || strings.HasPrefix(cmd.Line, "::error title=pod shop/web-1")

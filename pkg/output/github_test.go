@@ -14,6 +14,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
@@ -193,7 +194,7 @@ func TestTableEscapesControlCharacters(t *testing.T) {
 	}
 	got := out.String()
 	for _, r := range got {
-		if check.ControlChar(r) {
+		if text.ControlChar(r) {
 			t.Errorf("raw %U in the table:\n%q", r, got)
 		}
 	}

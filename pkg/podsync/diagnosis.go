@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -30,7 +32,7 @@ func diagnosing(cfg Config) bool { return cfg.Diagnose || checking(cfg.Check) }
 type diagnoses struct {
 	// byKey is the newest diagnosis of each pod; seen, the failures
 	// diagnosed, to tell whether a pod's current failure is.
-	byKey map[string]*diagnose.Diagnosis
+	byKey map[string]*diagnosis.Diagnosis
 	seen  diagnose.Seen
 }
 
@@ -43,7 +45,7 @@ func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, 
 	if !diagnosing(cfg) || c.Clients == nil {
 		return
 	}
-	w.diag = &diagnoses{byKey: map[string]*diagnose.Diagnosis{}}
+	w.diag = &diagnoses{byKey: map[string]*diagnosis.Diagnosis{}}
 	name := ""
 	if s.several {
 		name = c.Name
@@ -66,7 +68,7 @@ func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, 
 		return err
 	}
 	opts.OnDrop = func(key cache.ObjectName, err error) {
-		fmt.Fprintf(s.stderr, "error: pod %s: %s\n", key, check.SafeLine(err.Error(), 0))
+		fmt.Fprintf(s.stderr, "error: pod %s: %s\n", key, text.SafeLine(err.Error(), 0))
 		if got := d.GiveUp(key.String(), err); got != nil {
 			_ = deliver(ctx, []controller.Message{{Kind: controller.Diagnosis, Key: key, Diagnosis: got}})
 		}

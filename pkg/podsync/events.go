@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 )
@@ -156,7 +157,7 @@ func (s *stream) watchEvents(ctx context.Context, w *clusterRun, start time.Time
 	}
 	refused := func(err error) {
 		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-			fmt.Fprintf(s.stderr, "warning: --events: cannot list or watch events%s: %s; the stream goes on without them\n", s.in(w), check.SafeLine(err.Error(), 0))
+			fmt.Fprintf(s.stderr, "warning: --events: cannot list or watch events%s: %s; the stream goes on without them\n", s.in(w), text.SafeLine(err.Error(), 0))
 			stop()
 		}
 	}

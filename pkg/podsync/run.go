@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
@@ -294,7 +295,7 @@ func (w *clusterRun) controllerOptions(ctx context.Context, cfg Config, src *sou
 		KeepManagedFields: cfg.KeepManagedFields,
 		Keep:              w.targets.keeper(),
 		OnDrop: func(key cache.ObjectName, err error) {
-			fmt.Fprintf(s.stderr, "error: %spod %s: %s\n", w.prefix(), key, check.OneLine(err.Error(), 0))
+			fmt.Fprintf(s.stderr, "error: %spod %s: %s\n", w.prefix(), key, text.OneLine(err.Error(), 0))
 		},
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
@@ -303,7 +304,7 @@ func (s *stream) print(m controller.Message) (ending, bool) {
 	case errors.As(err, &we):
 		return s.writeFailed(we)
 	}
-	fmt.Fprintf(s.stderr, "error: %s\n", check.OneLine(err.Error(), 0))
+	fmt.Fprintf(s.stderr, "error: %s\n", text.OneLine(err.Error(), 0))
 	return ending{}, false
 }
 
@@ -606,12 +607,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // writeRaw writes text that holds podsync's own workflow commands, past
 // the DefusedWriter that every other stderr line goes through.
-func (l *lockedWriter) writeRaw(text string) {
+func (l *lockedWriter) writeRaw(s string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	w := l.w
-	if d, ok := w.(*check.DefusedWriter); ok {
+	if d, ok := w.(*text.DefusedWriter); ok {
 		w = d.Raw
 	}
-	_, _ = io.WriteString(w, text)
+	_, _ = io.WriteString(w, s)
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
@@ -566,7 +567,7 @@ func mayWatchAllPods(ctx context.Context, c kubernetes.Interface) (bool, string)
 		got, err := c.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		switch {
 		case err != nil:
-			return false, fmt.Sprintf("could not ask whether pods may be %sed in every namespace: %s", verb, check.OneLine(err.Error(), 0))
+			return false, fmt.Sprintf("could not ask whether pods may be %sed in every namespace: %s", verb, text.OneLine(err.Error(), 0))
 		case !got.Status.Allowed:
 			return false, fmt.Sprintf("pods may not be %sed in every namespace", verb)
 		}
