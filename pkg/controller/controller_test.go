@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
@@ -33,14 +34,14 @@ func pod(name, rv string) *corev1.Pod {
 // released, so events pile up for keys not yet taken.
 type recorder struct {
 	mu   sync.Mutex
-	msgs []Message
+	msgs []message.Message
 	gate chan struct{}
 	// work, when set, is the controller's Work; keep its Keep.
 	work Work
 	keep Keep
 }
 
-func (r *recorder) deliver(ctx context.Context, msgs []Message) error {
+func (r *recorder) deliver(ctx context.Context, msgs []message.Message) error {
 	if r.gate != nil {
 		select {
 		case <-r.gate:
@@ -54,13 +55,13 @@ func (r *recorder) deliver(ctx context.Context, msgs []Message) error {
 	return nil
 }
 
-func (r *recorder) snapshot() []Message {
+func (r *recorder) snapshot() []message.Message {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Message(nil), r.msgs...)
+	return append([]message.Message(nil), r.msgs...)
 }
 
-func (r *recorder) waitFor(t *testing.T, n int) []Message {
+func (r *recorder) waitFor(t *testing.T, n int) []message.Message {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -73,7 +74,7 @@ func (r *recorder) waitFor(t *testing.T, n int) []Message {
 	return nil
 }
 
-func describe(msgs []Message) []string {
+func describe(msgs []message.Message) []string {
 	var out []string
 	for _, m := range msgs {
 		rv := "?"
@@ -180,7 +181,7 @@ func TestInitialListIsSyncThenAddUpdateGone(t *testing.T) {
 	f := start(t, 1, 5, rec, pod("a", "1"), pod("b", "1"))
 	msgs := rec.waitFor(t, 2)
 	for _, m := range msgs {
-		if m.Kind != Sync {
+		if m.Kind != message.Sync {
 			t.Errorf("initial pod %s: got %s, want SYNC", m.Key, m.Kind)
 		}
 		if m.Row.Pod().ManagedFields != nil {
@@ -546,16 +547,16 @@ func TestMerge(t *testing.T) {
 	cases := []struct {
 		name         string
 		older, newer *pending
-		kind         Kind
+		kind         message.Kind
 		gone         int
 		row, listed  *wire.PodRow
 	}{
-		{"sync then update stays sync with both states", &pending{kind: Sync, row: a, listed: a}, &pending{kind: Update, row: b}, Sync, 0, b, a},
-		{"add then update stays add", &pending{kind: Add, row: a}, &pending{kind: Update, row: b}, Add, 0, b, nil},
-		{"add then gone is gone", &pending{kind: Add, row: a}, &pending{kind: Gone, row: b}, Gone, 0, b, nil},
-		{"gone then add keeps the old pod", &pending{kind: Gone, row: a}, &pending{kind: Add, row: b}, Add, 1, b, nil},
-		{"gone, add, gone", &pending{kind: Add, row: b, gone: []*wire.PodRow{a}}, &pending{kind: Gone, row: c}, Gone, 1, c, nil},
-		{"unknown last state is kept", &pending{kind: Gone}, &pending{kind: Add, row: b}, Add, 1, b, nil},
+		{"sync then update stays sync with both states", &pending{kind: message.Sync, row: a, listed: a}, &pending{kind: message.Update, row: b}, message.Sync, 0, b, a},
+		{"add then update stays add", &pending{kind: message.Add, row: a}, &pending{kind: message.Update, row: b}, message.Add, 0, b, nil},
+		{"add then gone is gone", &pending{kind: message.Add, row: a}, &pending{kind: message.Gone, row: b}, message.Gone, 0, b, nil},
+		{"gone then add keeps the old pod", &pending{kind: message.Gone, row: a}, &pending{kind: message.Add, row: b}, message.Add, 1, b, nil},
+		{"gone, add, gone", &pending{kind: message.Add, row: b, gone: []*wire.PodRow{a}}, &pending{kind: message.Gone, row: c}, message.Gone, 1, c, nil},
+		{"unknown last state is kept", &pending{kind: message.Gone}, &pending{kind: message.Add, row: b}, message.Add, 1, b, nil},
 	}
 	for _, tc := range cases {
 		got := merge(tc.older, tc.newer)
@@ -565,33 +566,14 @@ func TestMerge(t *testing.T) {
 	}
 }
 
-func TestKindsTable(t *testing.T) {
-	var names []string
-	for _, k := range Kinds() {
-		names = append(names, k.String())
-	}
-	if got := fmt.Sprint(names); got != "[SYNC ADD UPDATE GONE DIAGNOSIS WARNING NORMAL]" {
-		t.Errorf("kinds %s", got)
-	}
-	var pods []string
-	for _, k := range Kinds() {
-		if k.PodState() {
-			pods = append(pods, k.String())
-		}
-	}
-	if got := fmt.Sprint(pods); got != "[SYNC ADD UPDATE GONE]" {
-		t.Errorf("pod state kinds %s", got)
-	}
-}
-
 // BenchmarkUpdateToMessage is the controller's own cost for one pod update:
 // the informer's handler records it, a worker takes the key, reads the
 // cache and hands the message on.
 func BenchmarkUpdateToMessage(b *testing.B) {
 	updates := 0
 	c := newIdle(b, &recorder{}, false)
-	c.opts.Deliver = func(_ context.Context, msgs []Message) error {
-		if len(msgs) == 1 && msgs[0].Kind == Update {
+	c.opts.Deliver = func(_ context.Context, msgs []message.Message) error {
+		if len(msgs) == 1 && msgs[0].Kind == message.Update {
 			updates++
 		}
 		return nil

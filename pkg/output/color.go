@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/printers"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 // ColorWanted decides --color: auto colours only a terminal, and never when
@@ -25,18 +25,18 @@ const colorReset = "\x1b[0m"
 
 // kindStyles are each message kind's word after pod/NAME in -o name, and
 // the colour of its name in the EVENT column.
-var kindStyles = map[controller.Kind]struct{ verb, color string }{
-	controller.Sync:      {"synced", "\x1b[34m"},
-	controller.Add:       {"added", "\x1b[32m"},
-	controller.Update:    {"updated", "\x1b[33m"},
-	controller.Gone:      {"gone", "\x1b[31m"},
-	controller.Diagnosis: {"diagnosed", "\x1b[36m"},
-	controller.Warning:   {"warning", "\x1b[35m"},
-	controller.Normal:    {"normal", "\x1b[90m"},
+var kindStyles = map[message.Kind]struct{ verb, color string }{
+	message.Sync:      {"synced", "\x1b[34m"},
+	message.Add:       {"added", "\x1b[32m"},
+	message.Update:    {"updated", "\x1b[33m"},
+	message.Gone:      {"gone", "\x1b[31m"},
+	message.Diagnosis: {"diagnosed", "\x1b[36m"},
+	message.Warning:   {"warning", "\x1b[35m"},
+	message.Normal:    {"normal", "\x1b[90m"},
 }
 
 // verb is the word -o name prints after pod/NAME.
-func verb(k controller.Kind) string {
+func verb(k message.Kind) string {
 	if st, ok := kindStyles[k]; ok {
 		return st.verb
 	}
@@ -47,7 +47,7 @@ func verb(k controller.Kind) string {
 // colour.
 func eventColors() map[string]string {
 	m := map[string]string{}
-	for _, k := range controller.Kinds() {
+	for _, k := range message.Kinds() {
 		m[k.String()] = kindStyles[k].color
 	}
 	return m

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 // printJSON prints {"type":KIND,"object":POD} byte for byte as kubectl's
@@ -14,7 +14,7 @@ import (
 // is a third of the cost of a line under churn. Both escape HTML
 // characters as json.Marshal does. A packed row's pod is written from its
 // bytes, without decoding it (see source.PodJSON).
-func (w *Writer) printJSON(msg controller.Message) error {
+func (w *Writer) printJSON(msg message.Message) error {
 	var ok bool
 	if w.jsonBuf, ok = w.podJSON.Append(w.jsonBuf[:0], msg.Row); ok {
 		return w.appendEvent(&w.buf, msg.Kind, w.messageContext(msg), w.jsonBuf)
@@ -29,7 +29,7 @@ func (w *Writer) printJSON(msg controller.Message) error {
 // appendEventJSON writes the envelope of printJSON around obj to dst, with
 // "context" after "type" when context is set (a run over several
 // contexts).
-func (w *Writer) appendEventJSON(dst *bytes.Buffer, kind controller.Kind, context string, obj any) error {
+func (w *Writer) appendEventJSON(dst *bytes.Buffer, kind message.Kind, context string, obj any) error {
 	w.scratch.Reset()
 	if err := json.NewEncoder(&w.scratch).Encode(obj); err != nil {
 		return fmt.Errorf("marshal the %s: %w", kind, err)
@@ -40,7 +40,7 @@ func (w *Writer) appendEventJSON(dst *bytes.Buffer, kind controller.Kind, contex
 
 // appendEvent writes the envelope of printJSON around object, a pod's
 // JSON.
-func (w *Writer) appendEvent(dst *bytes.Buffer, kind controller.Kind, context string, object []byte) error {
+func (w *Writer) appendEvent(dst *bytes.Buffer, kind message.Kind, context string, object []byte) error {
 	dst.WriteString(`{"type":"` + kind.String() + `",`)
 	if context != "" {
 		name, err := json.Marshal(context)

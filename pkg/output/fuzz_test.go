@@ -13,8 +13,8 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -48,7 +48,7 @@ func FuzzGitHubOutput(f *testing.F) {
 	})
 }
 
-func fuzzMessages(a, b, c, d string) []controller.Message {
+func fuzzMessages(a, b, c, d string) []message.Message {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "shop", ResourceVersion: "1",
 			Annotations: map[string]string{"a": a, b: c}},
@@ -66,15 +66,15 @@ func fuzzMessages(a, b, c, d string) []controller.Message {
 		Events:     []check.EventExplanation{{Type: "Warning", Reason: c, Message: d, Count: 2}},
 		Missing:    []string{a},
 	}
-	return []controller.Message{
-		{Kind: controller.Sync, Key: shopKey("web-1"), Row: r},
-		{Kind: controller.Update, Key: shopKey("web-1"), Row: r2},
-		{Kind: controller.Diagnosis, Key: shopKey("web-1"), Row: r2, Diagnosis: diag},
-		{Kind: controller.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", a, b+"\n"+d, 1)},
+	return []message.Message{
+		{Kind: message.Sync, Key: shopKey("web-1"), Row: r},
+		{Kind: message.Update, Key: shopKey("web-1"), Row: r2},
+		{Kind: message.Diagnosis, Key: shopKey("web-1"), Row: r2, Diagnosis: diag},
+		{Kind: message.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", a, b+"\n"+d, 1)},
 	}
 }
 
-func fuzzRender(t *testing.T, args []string, msgs []controller.Message) string {
+func fuzzRender(t *testing.T, args []string, msgs []message.Message) string {
 	pf := get.NewGetPrintFlags()
 	if err := newFlagCommand(pf).ParseFlags(args); err != nil {
 		t.Fatal(err)

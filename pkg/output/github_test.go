@@ -16,8 +16,8 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -39,17 +39,17 @@ func hostileRow(rv string) *wire.PodRow {
 	return r
 }
 
-func hostileStream() []controller.Message {
+func hostileStream() []message.Message {
 	d := &diagnosis.Diagnosis{
 		Kind: diagnosis.Kind, Metadata: diagnosis.Meta{Name: "web-1", Namespace: "shop", UID: "uid-1"},
 		Containers: []diagnosis.Container{{Name: "app", Reason: "Error", Logs: &check.LogTail{Lines: strings.Split(evil, "\n")}}},
 		Events:     []check.EventExplanation{{Type: "Warning", Reason: "##[error]R", Message: evil, Count: 2}},
 	}
-	return []controller.Message{
-		{Kind: controller.Sync, Key: shopKey("web-1"), Row: hostileRow("1")},
-		{Kind: controller.Update, Key: shopKey("web-1"), Row: hostileRow("2")},
-		{Kind: controller.Diagnosis, Key: shopKey("web-1"), Row: hostileRow("2"), Diagnosis: d},
-		{Kind: controller.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", "##[error]x", evil, 1)},
+	return []message.Message{
+		{Kind: message.Sync, Key: shopKey("web-1"), Row: hostileRow("1")},
+		{Kind: message.Update, Key: shopKey("web-1"), Row: hostileRow("2")},
+		{Kind: message.Diagnosis, Key: shopKey("web-1"), Row: hostileRow("2"), Diagnosis: d},
+		{Kind: message.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", "##[error]x", evil, 1)},
 	}
 }
 
@@ -181,9 +181,9 @@ func TestTableEscapesControlCharacters(t *testing.T) {
 	first := row("web-1", "0/1", "Pending", "0", "<none>", "1")
 	second := row("web-1", "0/1", "Pending", "0", "<none>", "2")
 	second.Cells[2] = "Bell\x07Back\x08C1\u0085Csi\u009bDel\x7fRtl\u202eIso\u2066"
-	for _, m := range []controller.Message{
-		{Kind: controller.Sync, Key: shopKey("web-1"), Row: first},
-		{Kind: controller.Update, Key: shopKey("web-1"), Row: second},
+	for _, m := range []message.Message{
+		{Kind: message.Sync, Key: shopKey("web-1"), Row: first},
+		{Kind: message.Update, Key: shopKey("web-1"), Row: second},
 	} {
 		if err := w.Write(m); err != nil {
 			t.Fatal(err)

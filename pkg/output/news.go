@@ -13,8 +13,8 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/events"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
@@ -34,7 +34,7 @@ var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
 //
 // Under GitHub Actions their text, which holds what the cluster wrote, is
 // made safe as every other output is (see forGitHub).
-func (w *Writer) writeNews(msg controller.Message) error {
+func (w *Writer) writeNews(msg message.Message) error {
 	if err := w.printNews(msg); err != nil {
 		return fmt.Errorf("print %s %s: %w", msg.Kind, msg.Key, err)
 	}
@@ -44,7 +44,7 @@ func (w *Writer) writeNews(msg controller.Message) error {
 	return w.Flush()
 }
 
-func (w *Writer) printNews(msg controller.Message) error {
+func (w *Writer) printNews(msg message.Message) error {
 	obj, err := newsObject(msg)
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func (w *Writer) printNews(msg controller.Message) error {
 		}
 		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: obj}})
 	case Name:
-		if msg.Kind == controller.Diagnosis {
+		if msg.Kind == message.Diagnosis {
 			if msg.Row == nil {
 				return nil
 			}
@@ -87,8 +87,8 @@ func (w *Writer) printNews(msg controller.Message) error {
 
 // newsObject is the object a message carries: a typed copy of the Event,
 // or the Diagnosis as an unstructured object.
-func newsObject(msg controller.Message) (runtime.Object, error) {
-	if msg.Kind != controller.Diagnosis {
+func newsObject(msg message.Message) (runtime.Object, error) {
+	if msg.Kind != message.Diagnosis {
 		if msg.Event == nil {
 			return nil, fmt.Errorf("%s message without an Event", msg.Kind)
 		}
@@ -115,8 +115,8 @@ func newsObject(msg controller.Message) (runtime.Object, error) {
 const diagnosisIndent = "    "
 
 // newsLines is the table text of a message, escaped.
-func (w *Writer) newsLines(msg controller.Message) string {
-	if msg.Kind != controller.Diagnosis {
+func (w *Writer) newsLines(msg message.Message) string {
+	if msg.Kind != message.Diagnosis {
 		return w.eventLine(msg)
 	}
 	if w.told == nil {
@@ -146,7 +146,7 @@ type told struct {
 // eventLine is KIND, [NAMESPACE], NAME as table cells (aligned with the
 // pod rows), then the Event as the line's last cell, which the tabwriter
 // leaves out of the column widths.
-func (w *Writer) eventLine(msg controller.Message) string {
+func (w *Writer) eventLine(msg message.Message) string {
 	ev := msg.Event
 	var b strings.Builder
 	b.WriteString(msg.Kind.String() + "\t")
@@ -170,7 +170,7 @@ const maxLineLen = 300
 // diagnosisLines lists each failed container's log tail (or why there is
 // none), the pod's Warning events (unless --events shows them) and what
 // is missing, leaving out what t says was shown already.
-func (w *Writer) diagnosisLines(msg controller.Message, t *told) string {
+func (w *Writer) diagnosisLines(msg message.Message, t *told) string {
 	d := msg.Diagnosis
 	name := d.Metadata.Name
 	if w.opts.AllNamespaces {

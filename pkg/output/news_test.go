@@ -13,8 +13,8 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 func shopEvent(name, typ, reason, message string, count int32) *corev1.Event {
@@ -44,14 +44,14 @@ func crashDiagnosis() *diagnosis.Diagnosis {
 }
 
 // newsStream is a pod crashing: its rows, its diagnosis and two Events.
-func newsStream() []controller.Message {
+func newsStream() []message.Message {
 	crash := row("web-1", "0/1", "CrashLoopBackOff", "1 (2s ago)", "10.0.0.1", "3")
-	return []controller.Message{
-		{Kind: controller.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Running", "0", "10.0.0.1", "2")},
-		{Kind: controller.Normal, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Normal", "Started", "Started container app", 1)},
-		{Kind: controller.Update, Key: shopKey("web-1"), Row: crash},
-		{Kind: controller.Diagnosis, Key: shopKey("web-1"), Row: crash, Diagnosis: crashDiagnosis()},
-		{Kind: controller.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.2", "Warning", "BackOff", "Back-off restarting\tfailed \x1b[31mcontainer", 2)},
+	return []message.Message{
+		{Kind: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Running", "0", "10.0.0.1", "2")},
+		{Kind: message.Normal, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Normal", "Started", "Started container app", 1)},
+		{Kind: message.Update, Key: shopKey("web-1"), Row: crash},
+		{Kind: message.Diagnosis, Key: shopKey("web-1"), Row: crash, Diagnosis: crashDiagnosis()},
+		{Kind: message.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.2", "Warning", "BackOff", "Back-off restarting\tfailed \x1b[31mcontainer", 2)},
 	}
 }
 
@@ -144,7 +144,7 @@ func TestDiagnosisTableShowsWhatIsNew(t *testing.T) {
 	third := crashDiagnosis()
 	third.Containers[0].Logs = &check.LogTail{Previous: true, Lines: []string{"a new crash"}}
 	for _, d := range []*diagnosis.Diagnosis{first, second, third} {
-		if err := w.Write(controller.Message{Kind: controller.Diagnosis, Key: shopKey("web-1"), Diagnosis: d}); err != nil {
+		if err := w.Write(message.Message{Kind: message.Diagnosis, Key: shopKey("web-1"), Diagnosis: d}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,8 +167,8 @@ func TestDiagnosisTableShowsWhatIsNew(t *testing.T) {
 // Event name their context in every shape, as pod messages do, and the
 // same pod's diagnoses are told apart per context.
 func TestNewsNameTheirContext(t *testing.T) {
-	stream := func() []controller.Message {
-		var out []controller.Message
+	stream := func() []message.Message {
+		var out []message.Message
 		for _, ctx := range twoContexts {
 			for _, m := range newsStream() {
 				m.Context = ctx

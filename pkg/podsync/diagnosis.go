@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -63,21 +64,21 @@ func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, 
 	opts.Work = func(ctx context.Context, key cache.ObjectName, row *wire.PodRow) error {
 		got, err := d.Diagnose(ctx, key.String(), podOf(row))
 		if got != nil {
-			_ = deliver(ctx, []controller.Message{{Kind: controller.Diagnosis, Key: key, Row: row, Diagnosis: got}})
+			_ = deliver(ctx, []message.Message{{Kind: message.Diagnosis, Key: key, Row: row, Diagnosis: got}})
 		}
 		return err
 	}
 	opts.OnDrop = func(key cache.ObjectName, err error) {
 		fmt.Fprintf(s.stderr, "error: pod %s: %s\n", key, text.SafeLine(err.Error(), 0))
 		if got := d.GiveUp(key.String(), err); got != nil {
-			_ = deliver(ctx, []controller.Message{{Kind: controller.Diagnosis, Key: key, Diagnosis: got}})
+			_ = deliver(ctx, []message.Message{{Kind: message.Diagnosis, Key: key, Diagnosis: got}})
 		}
 	}
 }
 
 // keep records a delivered diagnosis for the explanation; a run that
 // diagnoses nothing has no diagnoses (nil).
-func (d *diagnoses) keep(m controller.Message) {
+func (d *diagnoses) keep(m message.Message) {
 	if d == nil {
 		return
 	}
@@ -173,9 +174,9 @@ func anyAwaited(awaited map[*clusterRun][]string) bool {
 }
 
 // late takes the diagnoses among messages that came after the verdict.
-func (s *stream) late(w *clusterRun, msgs []controller.Message) {
+func (s *stream) late(w *clusterRun, msgs []message.Message) {
 	for _, m := range msgs {
-		if m.Kind == controller.Diagnosis {
+		if m.Kind == message.Diagnosis {
 			_, _ = s.news(w, m)
 		}
 	}

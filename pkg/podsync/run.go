@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
@@ -132,7 +133,7 @@ type clusterRun struct {
 	// --sort-by orders it: its SYNC messages, and with several clusters
 	// every message, so that each cluster's sorted list prints as one
 	// block, its changes after it, without waiting for the other clusters.
-	held []controller.Message
+	held []message.Message
 	// ctx is the run's context, ended early for a cluster skipped as
 	// unavailable (stop); unavailable then says why.
 	ctx         context.Context
@@ -278,7 +279,7 @@ func (w *clusterRun) controllerOptions(ctx context.Context, cfg Config, src *sou
 	}
 	return controller.Options{
 		ListerWatcher: src.ListerWatcher(observe),
-		Deliver: func(ctx context.Context, msgs []controller.Message) error {
+		Deliver: func(ctx context.Context, msgs []message.Message) error {
 			select {
 			case s.deliveries <- delivery{cluster: w.index, msgs: msgs}:
 				return nil

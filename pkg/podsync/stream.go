@@ -14,7 +14,7 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
@@ -54,7 +54,7 @@ type stream struct {
 // delivery is one key's messages from a worker of clusters[cluster].
 type delivery struct {
 	cluster int
-	msgs    []controller.Message
+	msgs    []message.Message
 }
 
 // ending is why the loop stopped.
@@ -169,11 +169,11 @@ func (s *stream) printHeld(w *clusterRun) (ending, bool) {
 	held := w.held
 	w.held = nil
 	if s.cfg.SortBy != "" {
-		syncs := slices.DeleteFunc(slices.Clone(held), func(m controller.Message) bool { return m.Kind != controller.Sync })
+		syncs := slices.DeleteFunc(slices.Clone(held), func(m message.Message) bool { return m.Kind != message.Sync })
 		if err := sortByField(syncs, s.cfg.SortBy); err != nil {
 			return ending{verdict: Broken, cause: UsageError{Err: err}}, true
 		}
-		rest := slices.DeleteFunc(held, func(m controller.Message) bool { return m.Kind == controller.Sync })
+		rest := slices.DeleteFunc(held, func(m message.Message) bool { return m.Kind == message.Sync })
 		held = slices.Concat(syncs, rest)
 	}
 	for _, m := range held {
@@ -186,7 +186,7 @@ func (s *stream) printHeld(w *clusterRun) (ending, bool) {
 
 // handle judges each message of one key, then prints it: the verdict never
 // waits on, nor depends on, printing.
-func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool) {
+func (s *stream) handle(w *clusterRun, msgs []message.Message) (ending, bool) {
 	if len(msgs) == 1 && !msgs[0].Kind.PodState() {
 		return s.news(w, msgs[0])
 	}
@@ -198,7 +198,7 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 	}
 	for _, m := range msgs {
 		m.Context = w.name
-		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Kind == controller.Sync && !s.cfg.WatchOnly) {
+		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Kind == message.Sync && !s.cfg.WatchOnly) {
 			s.observe(w, m, m.Row)
 			w.held = append(w.held, m)
 		} else {
@@ -220,9 +220,9 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 // came in by the watch before the list was all judged (an UPDATE of a
 // listed pod, an ADD of a new one) is after that state, as in
 // `kubectl get pods`.
-func listedState(msgs []controller.Message) []controller.Message {
-	return slices.DeleteFunc(msgs, func(m controller.Message) bool {
-		return m.Kind == controller.Update || m.Kind == controller.Add
+func listedState(msgs []message.Message) []message.Message {
+	return slices.DeleteFunc(msgs, func(m message.Message) bool {
+		return m.Kind == message.Update || m.Kind == message.Add
 	})
 }
 
@@ -230,8 +230,8 @@ func listedState(msgs []controller.Message) []controller.Message {
 // the printer read the whole of it: on a packed row each would decode it.
 // Only a printed message is unpacked, so rows held for later or kept for
 // an explanation stay packed.
-func (s *stream) unpacked(m controller.Message) controller.Message {
-	if m.Kind == controller.Gone || s.outClosed || !s.writer.PrintsWhole(m) {
+func (s *stream) unpacked(m message.Message) message.Message {
+	if m.Kind == message.Gone || s.outClosed || !s.writer.PrintsWhole(m) {
 		return m
 	}
 	if row, err := m.Row.Unpacked(); err == nil {
@@ -242,16 +242,16 @@ func (s *stream) unpacked(m controller.Message) controller.Message {
 
 // observe counts the message and tells the check about it; cached is the
 // informer's row of the message, which an explanation may keep.
-func (s *stream) observe(w *clusterRun, m controller.Message, cached *wire.PodRow) {
+func (s *stream) observe(w *clusterRun, m message.Message, cached *wire.PodRow) {
 	w.events[m.Kind.String()]++
 	w.targets.observe(m)
 	key := m.Key.String()
-	if m.Kind != controller.Gone {
+	if m.Kind != message.Gone {
 		// The state that failed the check is the one explained: a failure
 		// is final, later states of that pod are not.
 		keep := w.judged != nil && !failedOn(w.eval, key)
 		status := wire.Cell(m.Row, "Status")
-		initial := m.Kind == controller.Sync
+		initial := m.Kind == message.Sync
 		switch {
 		case status == "" && !w.eval.Judges():
 			// The cached row, not the one decoded for the printer.
@@ -291,7 +291,7 @@ func failedOn(e *check.Evaluator, key string) bool {
 // print writes one message. A message the printer cannot format (a
 // template that fails on this pod) is reported on stderr and the stream
 // goes on; stdout that cannot be written ends the output.
-func (s *stream) print(m controller.Message) (ending, bool) {
+func (s *stream) print(m message.Message) (ending, bool) {
 	if s.outClosed {
 		return ending{}, false
 	}
@@ -579,7 +579,7 @@ func (s *stream) sayNoneFound(out Outcome) {
 	}
 	namespace := s.clusters[0].namespace
 	for _, w := range s.clusters {
-		if w.unavailable != nil || w.events[controller.Sync.String()] > 0 {
+		if w.unavailable != nil || w.events[message.Sync.String()] > 0 {
 			return
 		}
 		if w.namespace != namespace {

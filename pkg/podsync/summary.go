@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 // summary writes the summary of a run that ended with out: the verdict, how
@@ -53,11 +53,11 @@ func mergeCounts(into, from map[string]int) {
 // (DIAGNOSIS with --diagnose, WARNING and NORMAL with --events).
 func kindNames(cfg Config) []string {
 	var out []string
-	for _, k := range controller.Kinds() {
+	for _, k := range message.Kinds() {
 		switch {
 		case k.PodState(),
-			k == controller.Diagnosis && cfg.Diagnose,
-			(k == controller.Warning || k == controller.Normal) && cfg.Events:
+			k == message.Diagnosis && cfg.Diagnose,
+			(k == message.Warning || k == message.Normal) && cfg.Events:
 			out = append(out, k.String())
 		}
 	}

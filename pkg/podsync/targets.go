@@ -29,6 +29,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
@@ -578,7 +579,7 @@ func mayWatchAllPods(ctx context.Context, c kubernetes.Interface) (bool, string)
 // observe keeps, for each pod the stream has shown, the targets that own
 // it: the summary counts and explains each target's pods from them, also
 // when the run ended before the informer held the whole list.
-func (t *targetRun) observe(m controller.Message) {
+func (t *targetRun) observe(m message.Message) {
 	if t == nil {
 		return
 	}
@@ -587,7 +588,7 @@ func (t *targetRun) observe(m controller.Message) {
 		ts.pods--
 	}
 	delete(t.owners, key)
-	if m.Kind == controller.Gone || m.Row == nil {
+	if m.Kind == message.Gone || m.Row == nil {
 		return
 	}
 	for _, ts := range t.list {
