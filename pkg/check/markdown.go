@@ -31,7 +31,7 @@ func (s Summary) WriteMarkdown(w io.Writer, limit int) error {
 		fmt.Fprintf(&b, "%s\n\n", mdText(text.OneLine(s.Reason, maxTextLen)))
 	}
 	b.WriteString("| pods | by STATUS | messages |\n|---|---|---|\n")
-	fmt.Fprintf(&b, "| %d | %s | %s |\n\n", s.Pods, mdText(strings.Trim(statusList(s.Statuses), " ()")), mdText(eventList(s.Events, s.EventKinds)))
+	fmt.Fprintf(&b, "| %d | %s | %s |\n\n", s.Pods, mdText(strings.Trim(statusList(s.Statuses), " ()")), mdText(eventList(s.Events, s.EventTypes)))
 	room := limit - noteRoom
 	cut := s.writeMarkdownPods(&b, room)
 	for i := range s.Unsatisfied {

@@ -165,9 +165,9 @@ func (c *Controller) onAdd(obj interface{}, isInInitialList bool) {
 		utilruntime.HandleError(fmt.Errorf("pod informer added a %T", obj))
 		return
 	}
-	p := &pending{kind: message.Add, row: row}
+	p := &pending{typ: message.Add, row: row}
 	if isInInitialList {
-		p.kind, p.listed = message.Sync, row
+		p.typ, p.listed = message.Sync, row
 	}
 	c.record(nameOf(row), p, isInInitialList)
 }
@@ -184,10 +184,10 @@ func (c *Controller) onUpdate(oldObj, newObj interface{}) {
 	case oldRow.Meta().UID != newRow.Meta().UID:
 		// Deleted and created again under the same name while the watch
 		// was down: the relist hands over both as one update.
-		c.record(k, &pending{kind: message.Gone, row: oldRow}, false)
-		c.record(k, &pending{kind: message.Add, row: newRow}, false)
+		c.record(k, &pending{typ: message.Gone, row: oldRow}, false)
+		c.record(k, &pending{typ: message.Add, row: newRow}, false)
 	case oldRow.Meta().ResourceVersion != newRow.Meta().ResourceVersion:
-		c.record(k, &pending{kind: message.Update, row: newRow}, false)
+		c.record(k, &pending{typ: message.Update, row: newRow}, false)
 	}
 	// Resyncs and relists repeat objects that did not change: say nothing.
 }
@@ -202,7 +202,7 @@ func (c *Controller) onDelete(obj interface{}) {
 			utilruntime.HandleError(fmt.Errorf("pod tombstone %q: %w", t.Key, err))
 			return
 		}
-		c.record(k, &pending{kind: message.Gone, row: row}, false)
+		c.record(k, &pending{typ: message.Gone, row: row}, false)
 		return
 	}
 	row, ok := obj.(*wire.PodRow)
@@ -210,7 +210,7 @@ func (c *Controller) onDelete(obj interface{}) {
 		utilruntime.HandleError(fmt.Errorf("pod informer deleted a %T", obj))
 		return
 	}
-	c.record(nameOf(row), &pending{kind: message.Gone, row: row}, false)
+	c.record(nameOf(row), &pending{typ: message.Gone, row: row}, false)
 }
 
 func (c *Controller) record(k cache.ObjectName, p *pending, initial bool) {
@@ -278,7 +278,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 			return true // the run is ending
 		}
 		row, retry = msgs[len(msgs)-1].Row, true
-		if msgs[len(msgs)-1].Kind == message.Gone {
+		if msgs[len(msgs)-1].Type == message.Gone {
 			row = nil
 		}
 	}
@@ -339,13 +339,13 @@ func messages(k cache.ObjectName, p *pending, hideSync bool) []message.Message {
 	}
 	msgs := make([]message.Message, 0, len(p.gone)+2)
 	for _, row := range p.gone {
-		msgs = append(msgs, message.Message{Kind: message.Gone, Key: k, Row: row})
+		msgs = append(msgs, message.Message{Type: message.Gone, Key: k, Row: row})
 	}
-	if p.kind == message.Sync && hideSync && p.listed != p.row {
-		msgs = append(msgs, message.Message{Kind: message.Sync, Key: k, Row: p.listed})
-		return append(msgs, message.Message{Kind: message.Update, Key: k, Row: p.row})
+	if p.typ == message.Sync && hideSync && p.listed != p.row {
+		msgs = append(msgs, message.Message{Type: message.Sync, Key: k, Row: p.listed})
+		return append(msgs, message.Message{Type: message.Update, Key: k, Row: p.row})
 	}
-	return append(msgs, message.Message{Kind: p.kind, Key: k, Row: p.row})
+	return append(msgs, message.Message{Type: p.typ, Key: k, Row: p.row})
 }
 
 func nameOf(row *wire.PodRow) cache.ObjectName {

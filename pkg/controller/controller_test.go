@@ -81,7 +81,7 @@ func describe(msgs []message.Message) []string {
 		if m.Row != nil {
 			rv = m.Row.Meta().ResourceVersion
 		}
-		out = append(out, fmt.Sprintf("%s %s rv=%s", m.Kind, m.Key, rv))
+		out = append(out, fmt.Sprintf("%s %s rv=%s", m.Type, m.Key, rv))
 	}
 	return out
 }
@@ -181,8 +181,8 @@ func TestInitialListIsSyncThenAddUpdateGone(t *testing.T) {
 	f := start(t, 1, 5, rec, pod("a", "1"), pod("b", "1"))
 	msgs := rec.waitFor(t, 2)
 	for _, m := range msgs {
-		if m.Kind != message.Sync {
-			t.Errorf("initial pod %s: got %s, want SYNC", m.Key, m.Kind)
+		if m.Type != message.Sync {
+			t.Errorf("initial pod %s: got %s, want SYNC", m.Key, m.Type)
 		}
 		if m.Row.Pod().ManagedFields != nil {
 			t.Errorf("managedFields reached the handler for %s", m.Key)
@@ -547,20 +547,20 @@ func TestMerge(t *testing.T) {
 	cases := []struct {
 		name         string
 		older, newer *pending
-		kind         message.Kind
+		typ          message.Type
 		gone         int
 		row, listed  *wire.PodRow
 	}{
-		{"sync then update stays sync with both states", &pending{kind: message.Sync, row: a, listed: a}, &pending{kind: message.Update, row: b}, message.Sync, 0, b, a},
-		{"add then update stays add", &pending{kind: message.Add, row: a}, &pending{kind: message.Update, row: b}, message.Add, 0, b, nil},
-		{"add then gone is gone", &pending{kind: message.Add, row: a}, &pending{kind: message.Gone, row: b}, message.Gone, 0, b, nil},
-		{"gone then add keeps the old pod", &pending{kind: message.Gone, row: a}, &pending{kind: message.Add, row: b}, message.Add, 1, b, nil},
-		{"gone, add, gone", &pending{kind: message.Add, row: b, gone: []*wire.PodRow{a}}, &pending{kind: message.Gone, row: c}, message.Gone, 1, c, nil},
-		{"unknown last state is kept", &pending{kind: message.Gone}, &pending{kind: message.Add, row: b}, message.Add, 1, b, nil},
+		{"sync then update stays sync with both states", &pending{typ: message.Sync, row: a, listed: a}, &pending{typ: message.Update, row: b}, message.Sync, 0, b, a},
+		{"add then update stays add", &pending{typ: message.Add, row: a}, &pending{typ: message.Update, row: b}, message.Add, 0, b, nil},
+		{"add then gone is gone", &pending{typ: message.Add, row: a}, &pending{typ: message.Gone, row: b}, message.Gone, 0, b, nil},
+		{"gone then add keeps the old pod", &pending{typ: message.Gone, row: a}, &pending{typ: message.Add, row: b}, message.Add, 1, b, nil},
+		{"gone, add, gone", &pending{typ: message.Add, row: b, gone: []*wire.PodRow{a}}, &pending{typ: message.Gone, row: c}, message.Gone, 1, c, nil},
+		{"unknown last state is kept", &pending{typ: message.Gone}, &pending{typ: message.Add, row: b}, message.Add, 1, b, nil},
 	}
 	for _, tc := range cases {
 		got := merge(tc.older, tc.newer)
-		if got.kind != tc.kind || len(got.gone) != tc.gone || got.row != tc.row || got.listed != tc.listed {
+		if got.typ != tc.typ || len(got.gone) != tc.gone || got.row != tc.row || got.listed != tc.listed {
 			t.Errorf("%s: got %+v", tc.name, got)
 		}
 	}
@@ -573,7 +573,7 @@ func BenchmarkUpdateToMessage(b *testing.B) {
 	updates := 0
 	c := newIdle(b, &recorder{}, false)
 	c.opts.Deliver = func(_ context.Context, msgs []message.Message) error {
-		if len(msgs) == 1 && msgs[0].Kind == message.Update {
+		if len(msgs) == 1 && msgs[0].Type == message.Update {
 			updates++
 		}
 		return nil

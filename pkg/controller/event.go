@@ -12,7 +12,7 @@ import (
 // event, never a later read of the cache: a message then never shows a
 // state that a later message will show again.
 type pending struct {
-	kind message.Kind
+	typ message.Type
 	// row is the newest state (SYNC, ADD, UPDATE) or the last state of a
 	// deleted pod (GONE).
 	row *wire.PodRow
@@ -33,18 +33,18 @@ func merge(older, newer *pending) *pending {
 	case newer == nil:
 		return older
 	}
-	switch newer.kind {
+	switch newer.typ {
 	case message.Update:
-		if older.kind == message.Gone {
+		if older.typ == message.Gone {
 			// Cannot follow a deletion of the same pod; a new incarnation.
-			return &pending{kind: message.Add, row: newer.row, gone: older.incarnations()}
+			return &pending{typ: message.Add, row: newer.row, gone: older.incarnations()}
 		}
-		return &pending{kind: older.kind, row: newer.row, listed: older.listed, gone: older.gone}
+		return &pending{typ: older.typ, row: newer.row, listed: older.listed, gone: older.gone}
 	case message.Gone:
-		return &pending{kind: message.Gone, row: newer.row, gone: older.gone}
+		return &pending{typ: message.Gone, row: newer.row, gone: older.gone}
 	default: // message.Add or message.Sync
-		if older.kind == message.Gone {
-			return &pending{kind: newer.kind, row: newer.row, listed: newer.listed, gone: older.incarnations()}
+		if older.typ == message.Gone {
+			return &pending{typ: newer.typ, row: newer.row, listed: newer.listed, gone: older.incarnations()}
 		}
 		return newer
 	}

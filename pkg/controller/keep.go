@@ -32,19 +32,19 @@ func (c *Controller) keep(k cache.ObjectName, msgs []message.Message) []message.
 	for _, m := range msgs {
 		shown := c.shown[k]
 		switch {
-		case m.Kind == message.Gone:
+		case m.Type == message.Gone:
 			if shown {
 				out = append(out, m)
 				delete(c.shown, k)
 			}
 		case c.opts.Keep(m.Row.Meta()):
-			if !shown && m.Kind == message.Update {
-				m.Kind = message.Add
+			if !shown && m.Type == message.Update {
+				m.Type = message.Add
 			}
 			c.shown[k] = true
 			out = append(out, m)
 		case shown:
-			out = append(out, message.Message{Kind: message.Gone, Key: k, Row: m.Row})
+			out = append(out, message.Message{Type: message.Gone, Key: k, Row: m.Row})
 			delete(c.shown, k)
 		}
 	}
@@ -87,7 +87,7 @@ func (c *Controller) Recheck(namespace string) <-chan struct{} {
 		if c.pending[k] == nil {
 			// A key with a message pending is judged by Keep when a
 			// worker takes it.
-			c.pending[k] = &pending{kind: message.Update, row: row}
+			c.pending[k] = &pending{typ: message.Update, row: row}
 			c.queue.Add(k)
 		}
 	}

@@ -1,5 +1,5 @@
 // Package message holds what the controller hands the printers and the
-// checks: one Message per printed line, and the kinds of news it carries.
+// checks: one Message per printed line, and the types of news it carries.
 // It is a leaf, so that the printers need not import the informer's
 // package to read what it delivers.
 package message
@@ -12,13 +12,13 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
-// Kind names what happened to a pod, as the user sees it.
-type Kind int
+// Type names what happened to a pod, as the user sees it.
+type Type int
 
-// The four event names of the contract, then the kinds --diagnose and
-// --events add, in the order kinds holds them.
+// The four event names of the contract, then the types --diagnose and
+// --events add, in the order table holds them.
 const (
-	Sync Kind = iota
+	Sync Type = iota
 	Add
 	Update
 	Gone
@@ -33,12 +33,12 @@ const (
 	Normal
 )
 
-// kinds is the one table of message kinds: the names printed in the EVENT
-// column and counted in the summary. Everything that lists the kinds
-// derives from it (their words and colours are the printers'). Pod kinds
+// table is the one list of message types: the names printed in the EVENT
+// column and counted in the summary. Everything that lists the types
+// derives from it (their words and colours are the printers'). Pod types
 // report a pod's state (always counted in the summary); the others report
 // news about a pod and are counted only when shown.
-var kinds = [...]struct {
+var table = [...]struct {
 	name string
 	pod  bool
 }{
@@ -51,32 +51,32 @@ var kinds = [...]struct {
 	Normal:    {"NORMAL", false},
 }
 
-// Kinds lists every kind in the contract's order.
-func Kinds() []Kind {
-	out := make([]Kind, len(kinds))
-	for i := range kinds {
-		out[i] = Kind(i)
+// Types lists every type in the contract's order.
+func Types() []Type {
+	out := make([]Type, len(table))
+	for i := range table {
+		out[i] = Type(i)
 	}
 	return out
 }
 
-func (k Kind) valid() bool { return k >= 0 && int(k) < len(kinds) }
+func (t Type) valid() bool { return t >= 0 && int(t) < len(table) }
 
-// PodState reports whether the kind carries a pod's state (SYNC, ADD,
+// PodState reports whether the type carries a pod's state (SYNC, ADD,
 // UPDATE, GONE): the check judges these, and the summary always counts
 // them.
-func (k Kind) PodState() bool { return k.valid() && kinds[k].pod }
+func (t Type) PodState() bool { return t.valid() && table[t].pod }
 
-func (k Kind) String() string {
-	if !k.valid() {
+func (t Type) String() string {
+	if !t.valid() {
 		return "UNKNOWN"
 	}
-	return kinds[k].name
+	return table[t].name
 }
 
 // Message is one printed line's worth of news about one pod.
 type Message struct {
-	Kind Kind
+	Type Type
 	Key  cache.ObjectName
 	// Row is the newest state for SYNC, ADD and UPDATE, and the last known
 	// state for GONE; nil for a GONE whose last state nobody knows (a
@@ -94,9 +94,9 @@ type Message struct {
 	Event *corev1.Event
 }
 
-// EventKind is the kind of a message about ev: WARNING for a Warning
+// EventType is the type of a message about ev: WARNING for a Warning
 // Event, NORMAL for any other.
-func EventKind(ev *corev1.Event) Kind {
+func EventType(ev *corev1.Event) Type {
 	if ev.Type == corev1.EventTypeWarning {
 		return Warning
 	}

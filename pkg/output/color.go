@@ -23,9 +23,9 @@ func ColorWanted(mode string, out io.Writer) bool {
 
 const colorReset = "\x1b[0m"
 
-// kindStyles are each message kind's word after pod/NAME in -o name, and
+// typeStyles are each message type's word after pod/NAME in -o name, and
 // the colour of its name in the EVENT column.
-var kindStyles = map[message.Kind]struct{ verb, color string }{
+var typeStyles = map[message.Type]struct{ verb, color string }{
 	message.Sync:      {"synced", "\x1b[34m"},
 	message.Add:       {"added", "\x1b[32m"},
 	message.Update:    {"updated", "\x1b[33m"},
@@ -36,19 +36,19 @@ var kindStyles = map[message.Kind]struct{ verb, color string }{
 }
 
 // verb is the word -o name prints after pod/NAME.
-func verb(k message.Kind) string {
-	if st, ok := kindStyles[k]; ok {
+func verb(k message.Type) string {
+	if st, ok := typeStyles[k]; ok {
 		return st.verb
 	}
 	return "changed"
 }
 
-// eventColors maps each kind's name, as it starts a table line, to its
+// eventColors maps each type's name, as it starts a table line, to its
 // colour.
 func eventColors() map[string]string {
 	m := map[string]string{}
-	for _, k := range message.Kinds() {
-		m[k.String()] = kindStyles[k].color
+	for _, k := range message.Types() {
+		m[k.String()] = typeStyles[k].color
 	}
 	return m
 }

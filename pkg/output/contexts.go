@@ -76,7 +76,7 @@ func (w *Writer) leadColumns() []metav1.TableColumnDefinition {
 
 // appendLeadCells appends the cells of leadColumns for one message.
 func (w *Writer) appendLeadCells(cells []any, msg message.Message, meta *metav1.ObjectMeta) []any {
-	cells = append(cells, fmt.Sprintf("%-6s", msg.Kind))
+	cells = append(cells, fmt.Sprintf("%-6s", msg.Type))
 	if w.multi() {
 		cells = append(cells, msg.Context)
 	}
@@ -125,7 +125,7 @@ func (w *Writer) printEventEnvelope(msg message.Message, pod *corev1.Pod) error 
 // as JSON, as they take a WatchEvent.
 func (w *Writer) envelope(msg message.Message, obj any) (runtime.Object, error) {
 	var envelope bytes.Buffer
-	if err := w.appendEventJSON(&envelope, msg.Kind, msg.Context, obj); err != nil {
+	if err := w.appendEventJSON(&envelope, msg.Type, msg.Context, obj); err != nil {
 		return nil, err
 	}
 	return &runtime.Unknown{Raw: envelope.Bytes(), ContentType: runtime.ContentTypeJSON}, nil
@@ -133,7 +133,7 @@ func (w *Writer) envelope(msg message.Message, obj any) (runtime.Object, error) 
 
 // printName prints pod/NAME VERB, after the context with several.
 func (w *Writer) printName(msg message.Message, obj runtime.Object) error {
-	p := w.names[msg.Kind]
+	p := w.names[msg.Type]
 	if !w.multi() {
 		return w.printWhole(p, obj)
 	}

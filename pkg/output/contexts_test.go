@@ -21,12 +21,12 @@ func contextStream() []message.Message {
 		return m
 	}
 	return []message.Message{
-		in("prod-eu", message.Message{Kind: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Pending", "0", "<none>", "1")}),
-		in("staging", message.Message{Kind: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.9", "5")}),
-		in("prod-eu", message.Message{Kind: message.Update, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "2")}),
-		in("staging", message.Message{Kind: message.Update, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Terminating", "0", "10.0.0.9", "6")}),
-		in("staging", message.Message{Kind: message.Gone, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Terminating", "0", "10.0.0.9", "6")}),
-		in("prod-eu", message.Message{Kind: message.Add, Key: shopKey("web-2"), Row: row("web-2", "0/1", "ContainerCreating", "0", "<none>", "3")}),
+		in("prod-eu", message.Message{Type: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Pending", "0", "<none>", "1")}),
+		in("staging", message.Message{Type: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.9", "5")}),
+		in("prod-eu", message.Message{Type: message.Update, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "2")}),
+		in("staging", message.Message{Type: message.Update, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Terminating", "0", "10.0.0.9", "6")}),
+		in("staging", message.Message{Type: message.Gone, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Terminating", "0", "10.0.0.9", "6")}),
+		in("prod-eu", message.Message{Type: message.Add, Key: shopKey("web-2"), Row: row("web-2", "0/1", "ContainerCreating", "0", "<none>", "3")}),
 	}
 }
 
@@ -44,7 +44,7 @@ func renderContexts(t *testing.T, args []string, allNamespaces, color bool) stri
 	}
 	for _, m := range contextStream() {
 		if err := w.Write(m); err != nil {
-			t.Fatalf("Write %s %s: %v", m.Kind, m.Key, err)
+			t.Fatalf("Write %s %s: %v", m.Type, m.Key, err)
 		}
 	}
 	if err := w.Flush(); err != nil {

@@ -67,10 +67,10 @@ func fuzzMessages(a, b, c, d string) []message.Message {
 		Missing:    []string{a},
 	}
 	return []message.Message{
-		{Kind: message.Sync, Key: shopKey("web-1"), Row: r},
-		{Kind: message.Update, Key: shopKey("web-1"), Row: r2},
-		{Kind: message.Diagnosis, Key: shopKey("web-1"), Row: r2, Diagnosis: diag},
-		{Kind: message.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", a, b+"\n"+d, 1)},
+		{Type: message.Sync, Key: shopKey("web-1"), Row: r},
+		{Type: message.Update, Key: shopKey("web-1"), Row: r2},
+		{Type: message.Diagnosis, Key: shopKey("web-1"), Row: r2, Diagnosis: diag},
+		{Type: message.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", a, b+"\n"+d, 1)},
 	}
 }
 

@@ -46,10 +46,10 @@ func hostileStream() []message.Message {
 		Events:     []check.EventExplanation{{Type: "Warning", Reason: "##[error]R", Message: evil, Count: 2}},
 	}
 	return []message.Message{
-		{Kind: message.Sync, Key: shopKey("web-1"), Row: hostileRow("1")},
-		{Kind: message.Update, Key: shopKey("web-1"), Row: hostileRow("2")},
-		{Kind: message.Diagnosis, Key: shopKey("web-1"), Row: hostileRow("2"), Diagnosis: d},
-		{Kind: message.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", "##[error]x", evil, 1)},
+		{Type: message.Sync, Key: shopKey("web-1"), Row: hostileRow("1")},
+		{Type: message.Update, Key: shopKey("web-1"), Row: hostileRow("2")},
+		{Type: message.Diagnosis, Key: shopKey("web-1"), Row: hostileRow("2"), Diagnosis: d},
+		{Type: message.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", "##[error]x", evil, 1)},
 	}
 }
 
@@ -66,7 +66,7 @@ func renderHostile(t *testing.T, args []string, token string) string {
 	}
 	for _, m := range hostileStream() {
 		if err := w.Write(m); err != nil {
-			t.Fatalf("Write %s: %v", m.Kind, err)
+			t.Fatalf("Write %s: %v", m.Type, err)
 		}
 	}
 	if err := w.End(); err != nil {
@@ -182,8 +182,8 @@ func TestTableEscapesControlCharacters(t *testing.T) {
 	second := row("web-1", "0/1", "Pending", "0", "<none>", "2")
 	second.Cells[2] = "Bell\x07Back\x08C1\u0085Csi\u009bDel\x7fRtl\u202eIso\u2066"
 	for _, m := range []message.Message{
-		{Kind: message.Sync, Key: shopKey("web-1"), Row: first},
-		{Kind: message.Update, Key: shopKey("web-1"), Row: second},
+		{Type: message.Sync, Key: shopKey("web-1"), Row: first},
+		{Type: message.Update, Key: shopKey("web-1"), Row: second},
 	} {
 		if err := w.Write(m); err != nil {
 			t.Fatal(err)

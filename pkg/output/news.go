@@ -24,7 +24,7 @@ var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
 //
 //   - table: a diagnosis is indented lines under the pod's rows (its
 //     failed containers' log tails, its Warning events, what is missing);
-//     an Event is a line with its kind in the EVENT column, the pod in the
+//     an Event is a line with its type in the EVENT column, the pod in the
 //     NAME column (and NAMESPACE with -A), then REASON (xCOUNT): MESSAGE,
 //     outside the pod columns.
 //   - json, yaml: {"type": KIND, "object": ...}, the object being the
@@ -36,7 +36,7 @@ var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
 // made safe as every other output is (see forGitHub).
 func (w *Writer) writeNews(msg message.Message) error {
 	if err := w.printNews(msg); err != nil {
-		return fmt.Errorf("print %s %s: %w", msg.Kind, msg.Key, err)
+		return fmt.Errorf("print %s %s: %w", msg.Type, msg.Key, err)
 	}
 	if w.holding() {
 		return nil
@@ -57,9 +57,9 @@ func (w *Writer) printNews(msg message.Message) error {
 		if *w.opts.PrintFlags.OutputFormat == "json" {
 			if msg.Diagnosis != nil {
 				// The struct keeps the documented field order.
-				return w.appendEventJSON(&w.buf, msg.Kind, w.messageContext(msg), msg.Diagnosis)
+				return w.appendEventJSON(&w.buf, msg.Type, w.messageContext(msg), msg.Diagnosis)
 			}
-			return w.appendEventJSON(&w.buf, msg.Kind, w.messageContext(msg), obj)
+			return w.appendEventJSON(&w.buf, msg.Type, w.messageContext(msg), obj)
 		}
 		if w.multi() {
 			envelope, err := w.envelope(msg, obj)
@@ -68,9 +68,9 @@ func (w *Writer) printNews(msg message.Message) error {
 			}
 			return w.printWhole(w.printer, envelope)
 		}
-		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: obj}})
+		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Type.String(), Object: runtime.RawExtension{Object: obj}})
 	case Name:
-		if msg.Kind == message.Diagnosis {
+		if msg.Type == message.Diagnosis {
 			if msg.Row == nil {
 				return nil
 			}
@@ -80,7 +80,7 @@ func (w *Writer) printNews(msg message.Message) error {
 	}
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return fmt.Errorf("convert the %s for the printer: %w", msg.Kind, err)
+		return fmt.Errorf("convert the %s for the printer: %w", msg.Type, err)
 	}
 	return w.printWhole(w.printer, &unstructured.Unstructured{Object: content})
 }
@@ -88,9 +88,9 @@ func (w *Writer) printNews(msg message.Message) error {
 // newsObject is the object a message carries: a typed copy of the Event,
 // or the Diagnosis as an unstructured object.
 func newsObject(msg message.Message) (runtime.Object, error) {
-	if msg.Kind != message.Diagnosis {
+	if msg.Type != message.Diagnosis {
 		if msg.Event == nil {
-			return nil, fmt.Errorf("%s message without an Event", msg.Kind)
+			return nil, fmt.Errorf("%s message without an Event", msg.Type)
 		}
 		ev := *msg.Event
 		ev.TypeMeta = metav1.TypeMeta{APIVersion: eventKind.GroupVersion().String(), Kind: eventKind.Kind}
@@ -98,7 +98,7 @@ func newsObject(msg message.Message) (runtime.Object, error) {
 		return &ev, nil
 	}
 	if msg.Diagnosis == nil {
-		return nil, fmt.Errorf("%s message without a diagnosis", msg.Kind)
+		return nil, fmt.Errorf("%s message without a diagnosis", msg.Type)
 	}
 	data, err := json.Marshal(msg.Diagnosis)
 	if err != nil {
@@ -116,7 +116,7 @@ const diagnosisIndent = "    "
 
 // newsLines is the table text of a message, escaped.
 func (w *Writer) newsLines(msg message.Message) string {
-	if msg.Kind != message.Diagnosis {
+	if msg.Type != message.Diagnosis {
 		return w.eventLine(msg)
 	}
 	if w.told == nil {
@@ -149,7 +149,7 @@ type told struct {
 func (w *Writer) eventLine(msg message.Message) string {
 	ev := msg.Event
 	var b strings.Builder
-	b.WriteString(msg.Kind.String() + "\t")
+	b.WriteString(msg.Type.String() + "\t")
 	if w.multi() {
 		b.WriteString(msg.Context + "\t")
 	}

@@ -80,7 +80,7 @@ type Writer struct {
 	shape   Shape
 	wide    bool
 	printer printers.ResourcePrinter
-	names   map[message.Kind]printers.ResourcePrinter
+	names   map[message.Type]printers.ResourcePrinter
 	colors  map[string]string
 	tw      *tabwriter.Writer
 	buf     bytes.Buffer
@@ -153,8 +153,8 @@ func New(o Options) (*Writer, error) {
 		w.tw = printers.GetNewTabWriter(&w.buf)
 		w.lead = w.leadColumns()
 	case Name:
-		w.names = map[message.Kind]printers.ResourcePrinter{}
-		for _, k := range message.Kinds() {
+		w.names = map[message.Type]printers.ResourcePrinter{}
+		for _, k := range message.Types() {
 			w.names[k] = &printers.NamePrinter{Operation: verb(k)}
 		}
 	}
@@ -182,12 +182,12 @@ func (w *Writer) holding() bool {
 // for CHANGES but not printed; a GONE without a known last state has
 // nothing to print.
 func (w *Writer) Write(msg message.Message) error {
-	if !msg.Kind.PodState() {
+	if !msg.Type.PodState() {
 		return w.writeNews(msg)
 	}
 	key := contextKey{context: w.messageContext(msg), key: msg.Key}
 	prev := w.last[key]
-	if msg.Kind == message.Gone {
+	if msg.Type == message.Gone {
 		delete(w.last, key)
 		delete(w.told, key)
 	} else if w.shape == Table {
@@ -197,7 +197,7 @@ func (w *Writer) Write(msg message.Message) error {
 		return nil
 	}
 	if err := w.print(msg, prev); err != nil {
-		return fmt.Errorf("print %s %s: %w", msg.Kind, msg.Key, err)
+		return fmt.Errorf("print %s %s: %w", msg.Type, msg.Key, err)
 	}
 	if w.holding() {
 		return nil
@@ -208,7 +208,7 @@ func (w *Writer) Write(msg message.Message) error {
 // PrintsWhole reports whether Write prints msg from its whole pod (which
 // a packed row decodes for it), rather than from its metadata or not at all.
 func (w *Writer) PrintsWhole(msg message.Message) bool {
-	return msg.Kind.PodState() && w.prints(msg) && w.shape != Table && w.shape != Name && !w.printsJSON()
+	return msg.Type.PodState() && w.prints(msg) && w.shape != Table && w.shape != Name && !w.printsJSON()
 }
 
 // printsJSON: -o json prints a packed row's pod from its bytes (see
@@ -220,7 +220,7 @@ func (w *Writer) printsJSON() bool {
 // prints reports whether a pod's message is printed: a hidden SYNC
 // (--watch-only) and a GONE without a known last state are not.
 func (w *Writer) prints(msg message.Message) bool {
-	return msg.Row != nil && (msg.Kind != message.Sync || !w.opts.WatchOnly)
+	return msg.Row != nil && (msg.Type != message.Sync || !w.opts.WatchOnly)
 }
 
 // Flush writes out what is buffered.
@@ -289,7 +289,7 @@ func (w *Writer) print(msg message.Message, prev *wire.PodRow) error {
 		if w.multi() {
 			return w.printEventEnvelope(msg, pod)
 		}
-		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: pod}})
+		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Type.String(), Object: runtime.RawExtension{Object: pod}})
 	}
 	// kubectl get hands templates and custom columns an unstructured object:
 	// a field that is not set is <none> in a custom column, not an empty
@@ -370,7 +370,7 @@ func (w *Writer) printRow(msg message.Message, prev *wire.PodRow) error {
 		w.tw.SetRememberedWidths(w.seedWidths(msg.Row.Columns))
 	}
 	changes := ""
-	if msg.Kind == message.Update {
+	if msg.Type == message.Update {
 		changes = Changes(prev, msg.Row, w.wide, w.labels.keys)
 	}
 	return w.printer.PrintObj(w.tableRow(msg, changes), w.tw)

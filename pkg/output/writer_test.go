@@ -57,11 +57,11 @@ func row(name, ready, status, restarts, ip string, rv string) *wire.PodRow {
 // stream is a short life of two pods: listed, changed, one deleted, one added.
 func stream() []message.Message {
 	return []message.Message{
-		{Kind: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Pending", "0", "<none>", "1")},
-		{Kind: message.Sync, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
-		{Kind: message.Update, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "3")},
-		{Kind: message.Gone, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
-		{Kind: message.Add, Key: shopKey("web-long-name-3"), Row: row("web-long-name-3", "0/1", "ContainerCreating", "0", "<none>", "4")},
+		{Type: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Pending", "0", "<none>", "1")},
+		{Type: message.Sync, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
+		{Type: message.Update, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "3")},
+		{Type: message.Gone, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
+		{Type: message.Add, Key: shopKey("web-long-name-3"), Row: row("web-long-name-3", "0/1", "ContainerCreating", "0", "<none>", "4")},
 	}
 }
 
@@ -79,7 +79,7 @@ func render(t *testing.T, args []string, allNamespaces, watchOnly bool) string {
 	}
 	for _, m := range stream() {
 		if err := w.Write(m); err != nil {
-			t.Fatalf("Write %s %s: %v", m.Kind, m.Key, err)
+			t.Fatalf("Write %s %s: %v", m.Type, m.Key, err)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -191,7 +191,7 @@ func TestBufferedPagesWriteInBatches(t *testing.T) {
 			w.SetBuffered(buffered)
 			for i := range 300 {
 				name := fmt.Sprintf("web-%03d", i)
-				if err := w.Write(message.Message{Kind: message.Sync, Key: shopKey(name), Row: row(name, "1/1", "Running", "0", "10.0.0.1", "1")}); err != nil {
+				if err := w.Write(message.Message{Type: message.Sync, Key: shopKey(name), Row: row(name, "1/1", "Running", "0", "10.0.0.1", "1")}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -221,10 +221,10 @@ func TestBufferedPagesWriteInBatches(t *testing.T) {
 	}
 }
 
-// Every message kind has its word for -o name and its colour.
+// Every message type has its word for -o name and its colour.
 func TestEveryKindHasAVerbAndAColor(t *testing.T) {
 	var got []string
-	for _, k := range message.Kinds() {
+	for _, k := range message.Types() {
 		got = append(got, k.String()+"/"+verb(k))
 		if eventColors()[k.String()] == "" {
 			t.Errorf("%s has no colour", k)

@@ -64,14 +64,14 @@ func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, 
 	opts.Work = func(ctx context.Context, key cache.ObjectName, row *wire.PodRow) error {
 		got, err := d.Diagnose(ctx, key.String(), podOf(row))
 		if got != nil {
-			_ = deliver(ctx, []message.Message{{Kind: message.Diagnosis, Key: key, Row: row, Diagnosis: got}})
+			_ = deliver(ctx, []message.Message{{Type: message.Diagnosis, Key: key, Row: row, Diagnosis: got}})
 		}
 		return err
 	}
 	opts.OnDrop = func(key cache.ObjectName, err error) {
 		fmt.Fprintf(s.stderr, "error: pod %s: %s\n", key, text.SafeLine(err.Error(), 0))
 		if got := d.GiveUp(key.String(), err); got != nil {
-			_ = deliver(ctx, []message.Message{{Kind: message.Diagnosis, Key: key, Diagnosis: got}})
+			_ = deliver(ctx, []message.Message{{Type: message.Diagnosis, Key: key, Diagnosis: got}})
 		}
 	}
 }
@@ -176,7 +176,7 @@ func anyAwaited(awaited map[*clusterRun][]string) bool {
 // late takes the diagnoses among messages that came after the verdict.
 func (s *stream) late(w *clusterRun, msgs []message.Message) {
 	for _, m := range msgs {
-		if m.Kind == message.Diagnosis {
+		if m.Type == message.Diagnosis {
 			_, _ = s.news(w, m)
 		}
 	}

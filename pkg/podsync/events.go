@@ -63,7 +63,7 @@ func newEventJoin() *eventJoin {
 // Events held for it (GONE: forgets the pod and its Events).
 func (j *eventJoin) podShown(m message.Message) []*corev1.Event {
 	key := m.Key.String()
-	if m.Kind == message.Gone || m.Row == nil {
+	if m.Type == message.Gone || m.Row == nil {
 		uid := j.shown[key]
 		delete(j.shown, key)
 		delete(j.held, key)
@@ -139,7 +139,7 @@ func (s *stream) event(w *clusterRun, m message.Message) (ending, bool) {
 	if ev == nil {
 		return ending{}, false
 	}
-	m.Kind, m.Event = message.EventKind(ev), ev
+	m.Type, m.Event = message.EventType(ev), ev
 	return s.printNews(w, m)
 }
 
@@ -178,7 +178,7 @@ func (s *stream) watchEvents(ctx context.Context, w *clusterRun, start time.Time
 	send := func(ev *corev1.Event) {
 		key := cache.ObjectName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
 		select {
-		case s.deliveries <- delivery{cluster: w.index, msgs: []message.Message{{Kind: message.EventKind(ev), Key: key, Event: ev}}}:
+		case s.deliveries <- delivery{cluster: w.index, msgs: []message.Message{{Type: message.EventType(ev), Key: key, Event: ev}}}:
 		case <-ctx.Done():
 		}
 	}

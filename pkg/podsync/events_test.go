@@ -20,9 +20,9 @@ func podEvent(uid types.UID, objUID types.UID, reason string, count int32) *core
 	}
 }
 
-func podMessage(kind message.Kind, uid types.UID) message.Message {
+func podMessage(kind message.Type, uid types.UID) message.Message {
 	row := wire.RowOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1", UID: uid}})
-	return message.Message{Kind: kind, Key: cache.ObjectName{Namespace: "shop", Name: "web-1"}, Row: row}
+	return message.Message{Type: kind, Key: cache.ObjectName{Namespace: "shop", Name: "web-1"}, Row: row}
 }
 
 // Events of a pod not shown yet wait for it; repeats fold by count,

@@ -94,17 +94,17 @@ func leanHistory(h *history, r *rand.Rand) []message.Message {
 	pods := map[string]*corev1.Pod{}
 	inc := map[string]int{}
 	var msgs []message.Message
-	emit := func(kind message.Kind, key string, p *corev1.Pod) {
+	emit := func(typ message.Type, key string, p *corev1.Pod) {
 		ns, name, _ := cache.SplitMetaNamespaceKey(key)
-		msgs = append(msgs, message.Message{Kind: kind, Key: cache.ObjectName{Namespace: ns, Name: name}, Row: sim.row(p)})
+		msgs = append(msgs, message.Message{Type: typ, Key: cache.ObjectName{Namespace: ns, Name: name}, Row: sim.row(p)})
 	}
-	put := func(key string, st podState, kind message.Kind) {
+	put := func(key string, st podState, typ message.Type) {
 		ns, name, _ := cache.SplitMetaNamespaceKey(key)
 		if pods[key] == nil {
 			inc[key]++
 		}
 		p := newSimPod(ns, name, inc[key], st, "")
-		if old := pods[key]; old != nil && kind == message.Update {
+		if old := pods[key]; old != nil && typ == message.Update {
 			p = old.DeepCopy()
 			setState(p, st)
 		}
@@ -112,7 +112,7 @@ func leanHistory(h *history, r *rand.Rand) []message.Message {
 		p.ResourceVersion = fmt.Sprint(len(msgs) + 1)
 		p.Labels["rv"] = p.ResourceVersion
 		pods[key] = p
-		emit(kind, key, p)
+		emit(typ, key, p)
 	}
 	for k, st := range h.initial {
 		put(h.key(k), st, message.Sync)

@@ -9,7 +9,7 @@ import (
 // is kept for the summary and printed with --diagnose; an Event is
 // joined to the pods shown and folded (see eventJoin).
 func (s *stream) news(w *clusterRun, m message.Message) (ending, bool) {
-	if m.Kind != message.Diagnosis {
+	if m.Type != message.Diagnosis {
 		return s.event(w, m)
 	}
 	if m.Diagnosis == nil {
@@ -25,7 +25,7 @@ func (s *stream) news(w *clusterRun, m message.Message) (ending, bool) {
 // printNews counts and prints a news message. With --sort-by, news that
 // comes while the initial list is held back for sorting waits for it.
 func (s *stream) printNews(w *clusterRun, m message.Message) (ending, bool) {
-	w.events[m.Kind.String()]++
+	w.events[m.Type.String()]++
 	m.Context = w.name
 	if !w.initial && s.cfg.SortBy != "" && (s.several || !s.cfg.WatchOnly) {
 		w.held = append(w.held, m)
@@ -39,7 +39,7 @@ func (s *stream) printNews(w *clusterRun, m message.Message) (ending, bool) {
 // check notes when the pod last changed, for its progress line.
 func (s *stream) podNews(w *clusterRun, m message.Message) (ending, bool) {
 	key := m.Key.String()
-	if m.Kind == message.Gone {
+	if m.Type == message.Gone {
 		w.diag.forget(key)
 		delete(w.changed, key)
 	} else if s.progress != nil {

@@ -87,11 +87,11 @@ func (s *stream) restream(c *clusterRun, key cache.ObjectName, row *wire.PodRow)
 	old := c.streamed[key]
 	switch {
 	case old == nil:
-		return []message.Message{{Kind: message.Sync, Key: key, Row: row}}
+		return []message.Message{{Type: message.Sync, Key: key, Row: row}}
 	case old.Meta().UID != row.Meta().UID:
-		return []message.Message{{Kind: message.Gone, Key: key, Row: old}, {Kind: message.Sync, Key: key, Row: row}}
+		return []message.Message{{Type: message.Gone, Key: key, Row: old}, {Type: message.Sync, Key: key, Row: row}}
 	case old.Meta().ResourceVersion != row.Meta().ResourceVersion:
-		return []message.Message{{Kind: message.Update, Key: key, Row: row}}
+		return []message.Message{{Type: message.Update, Key: key, Row: row}}
 	}
 	return nil
 }
@@ -101,7 +101,7 @@ func (s *stream) restream(c *clusterRun, key cache.ObjectName, row *wire.PodRow)
 // silent, a SYNC of a newer state is an UPDATE, and a pod of another UID
 // than the streamed one is GONE first.
 func (s *stream) unstream(c *clusterRun, msgs []message.Message) []message.Message {
-	if c.streamed == nil || len(msgs) == 0 || !msgs[0].Kind.PodState() {
+	if c.streamed == nil || len(msgs) == 0 || !msgs[0].Type.PodState() {
 		return msgs // news about a pod (a diagnosis, an Event) is not its state
 	}
 	key := msgs[0].Key
@@ -116,11 +116,11 @@ func (s *stream) unstream(c *clusterRun, msgs []message.Message) []message.Messa
 		case i > 0 || m.Row == nil:
 			out = append(out, m)
 		case m.Row.Meta().UID != old.Meta().UID:
-			out = append(out, message.Message{Kind: message.Gone, Key: key, Row: old}, m)
-		case m.Kind != message.Sync:
+			out = append(out, message.Message{Type: message.Gone, Key: key, Row: old}, m)
+		case m.Type != message.Sync:
 			out = append(out, m)
 		case m.Row.Meta().ResourceVersion != old.Meta().ResourceVersion:
-			m.Kind = message.Update
+			m.Type = message.Update
 			out = append(out, m)
 		}
 	}
@@ -134,7 +134,7 @@ func (s *stream) forgetStreamed(c *clusterRun) (ending, bool) {
 	left := c.streamed
 	c.streamed = nil
 	for key, row := range left {
-		if end, over := s.handle(c, []message.Message{{Kind: message.Gone, Key: key, Row: row}}); over {
+		if end, over := s.handle(c, []message.Message{{Type: message.Gone, Key: key, Row: row}}); over {
 			return end, true
 		}
 	}

@@ -169,11 +169,11 @@ func (s *stream) printHeld(w *clusterRun) (ending, bool) {
 	held := w.held
 	w.held = nil
 	if s.cfg.SortBy != "" {
-		syncs := slices.DeleteFunc(slices.Clone(held), func(m message.Message) bool { return m.Kind != message.Sync })
+		syncs := slices.DeleteFunc(slices.Clone(held), func(m message.Message) bool { return m.Type != message.Sync })
 		if err := sortByField(syncs, s.cfg.SortBy); err != nil {
 			return ending{verdict: Broken, cause: UsageError{Err: err}}, true
 		}
-		rest := slices.DeleteFunc(held, func(m message.Message) bool { return m.Kind == message.Sync })
+		rest := slices.DeleteFunc(held, func(m message.Message) bool { return m.Type == message.Sync })
 		held = slices.Concat(syncs, rest)
 	}
 	for _, m := range held {
@@ -187,7 +187,7 @@ func (s *stream) printHeld(w *clusterRun) (ending, bool) {
 // handle judges each message of one key, then prints it: the verdict never
 // waits on, nor depends on, printing.
 func (s *stream) handle(w *clusterRun, msgs []message.Message) (ending, bool) {
-	if len(msgs) == 1 && !msgs[0].Kind.PodState() {
+	if len(msgs) == 1 && !msgs[0].Type.PodState() {
 		return s.news(w, msgs[0])
 	}
 	if s.cfg.Once {
@@ -198,7 +198,7 @@ func (s *stream) handle(w *clusterRun, msgs []message.Message) (ending, bool) {
 	}
 	for _, m := range msgs {
 		m.Context = w.name
-		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Kind == message.Sync && !s.cfg.WatchOnly) {
+		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Type == message.Sync && !s.cfg.WatchOnly) {
 			s.observe(w, m, m.Row)
 			w.held = append(w.held, m)
 		} else {
@@ -222,7 +222,7 @@ func (s *stream) handle(w *clusterRun, msgs []message.Message) (ending, bool) {
 // `kubectl get pods`.
 func listedState(msgs []message.Message) []message.Message {
 	return slices.DeleteFunc(msgs, func(m message.Message) bool {
-		return m.Kind == message.Update || m.Kind == message.Add
+		return m.Type == message.Update || m.Type == message.Add
 	})
 }
 
@@ -231,7 +231,7 @@ func listedState(msgs []message.Message) []message.Message {
 // Only a printed message is unpacked, so rows held for later or kept for
 // an explanation stay packed.
 func (s *stream) unpacked(m message.Message) message.Message {
-	if m.Kind == message.Gone || s.outClosed || !s.writer.PrintsWhole(m) {
+	if m.Type == message.Gone || s.outClosed || !s.writer.PrintsWhole(m) {
 		return m
 	}
 	if row, err := m.Row.Unpacked(); err == nil {
@@ -243,15 +243,15 @@ func (s *stream) unpacked(m message.Message) message.Message {
 // observe counts the message and tells the check about it; cached is the
 // informer's row of the message, which an explanation may keep.
 func (s *stream) observe(w *clusterRun, m message.Message, cached *wire.PodRow) {
-	w.events[m.Kind.String()]++
+	w.events[m.Type.String()]++
 	w.targets.observe(m)
 	key := m.Key.String()
-	if m.Kind != message.Gone {
+	if m.Type != message.Gone {
 		// The state that failed the check is the one explained: a failure
 		// is final, later states of that pod are not.
 		keep := w.judged != nil && !failedOn(w.eval, key)
 		status := wire.Cell(m.Row, "Status")
-		initial := m.Kind == message.Sync
+		initial := m.Type == message.Sync
 		switch {
 		case status == "" && !w.eval.Judges():
 			// The cached row, not the one decoded for the printer.

@@ -53,8 +53,8 @@ func TestGoneWithoutLastStateIsSaid(t *testing.T) {
 	}
 	s, c, out, errOut := newTestStream(t, spec)
 	key := cache.ObjectName{Namespace: "a", Name: "p"}
-	s.handle(c, []message.Message{{Kind: message.Sync, Key: key, Row: wire.RowOf(readyPod("p"))}})
-	s.handle(c, []message.Message{{Kind: message.Gone, Key: key}})
+	s.handle(c, []message.Message{{Type: message.Sync, Key: key, Row: wire.RowOf(readyPod("p"))}})
+	s.handle(c, []message.Message{{Type: message.Gone, Key: key}})
 	if got := errOut.String(); got != "warning: pod a/p was deleted while the watch was down; its last state is not known\n" {
 		t.Errorf("stderr %q", got)
 	}

@@ -588,7 +588,7 @@ func (t *targetRun) observe(m message.Message) {
 		ts.pods--
 	}
 	delete(t.owners, key)
-	if m.Kind == message.Gone || m.Row == nil {
+	if m.Type == message.Gone || m.Row == nil {
 		return
 	}
 	for _, ts := range t.list {
