@@ -76,9 +76,9 @@ func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, 
 	}
 }
 
-// keep records a delivered diagnosis for the explanation; a run that
+// remember records a delivered diagnosis for the explanation; a run that
 // diagnoses nothing has no diagnoses (nil).
-func (d *diagnoses) keep(m message.Message) {
+func (d *diagnoses) remember(m message.Message) {
 	if d == nil {
 		return
 	}

@@ -15,7 +15,7 @@ func (s *stream) news(w *clusterRun, m message.Message) (ending, bool) {
 	if m.Diagnosis == nil {
 		return ending{}, false
 	}
-	w.diag.keep(m)
+	w.diag.remember(m)
 	if !s.cfg.Diagnose {
 		return ending{}, false
 	}

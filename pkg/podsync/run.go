@@ -269,16 +269,16 @@ func (w *clusterRun) podSource(ctx context.Context, fail context.CancelCauseFunc
 // observer of its pages.
 func (w *clusterRun) controllerOptions(ctx context.Context, cfg Config, src *source.Source, s *stream) controller.Options {
 	stream := cfg.SortBy == ""
-	var observe func(*source.PodRowList)
+	var onPage func(*source.PodRowList)
 	if stream {
 		w.streamed = map[cache.ObjectName]*wire.PodRow{}
-		observe = s.pageObserver(ctx, w.index)
+		onPage = s.pageObserver(ctx, w.index)
 		if w.targets != nil {
-			observe = w.targets.keptPages(observe)
+			onPage = w.targets.keptPages(onPage)
 		}
 	}
 	return controller.Options{
-		ListerWatcher: src.ListerWatcher(observe),
+		ListerWatcher: src.ListerWatcher(onPage),
 		Deliver: func(ctx context.Context, msgs []message.Message) error {
 			select {
 			case s.deliveries <- delivery{cluster: w.index, msgs: msgs}:

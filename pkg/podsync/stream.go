@@ -30,7 +30,7 @@ type stream struct {
 	clusters []*clusterRun
 	// several: the run watches more than one cluster.
 	several bool
-	// identity is the pod observe hands the check when the check reads
+	// identity is the pod feed hands the check when the check reads
 	// only its metadata, reused (see identityOf).
 	identity corev1.Pod
 
@@ -199,12 +199,12 @@ func (s *stream) handle(w *clusterRun, msgs []message.Message) (ending, bool) {
 	for _, m := range msgs {
 		m.Context = w.name
 		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Type == message.Sync && !s.cfg.WatchOnly) {
-			s.observe(w, m, m.Row)
+			s.feed(w, m, m.Row)
 			w.held = append(w.held, m)
 		} else {
 			cached := m.Row
 			m = s.unpacked(m)
-			s.observe(w, m, cached)
+			s.feed(w, m, cached)
 			if end, over := s.print(m); over {
 				return end, true
 			}
@@ -240,16 +240,16 @@ func (s *stream) unpacked(m message.Message) message.Message {
 	return m
 }
 
-// observe counts the message and tells the check about it; cached is the
-// informer's row of the message, which an explanation may keep.
-func (s *stream) observe(w *clusterRun, m message.Message, cached *wire.PodRow) {
+// feed counts the message and tells the check about it; cached is the
+// informer's row of the message, which an explanation may remember.
+func (s *stream) feed(w *clusterRun, m message.Message, cached *wire.PodRow) {
 	w.events[m.Type.String()]++
-	w.targets.observe(m)
+	w.targets.trackOwners(m)
 	key := m.Key.String()
 	if m.Type != message.Gone {
 		// The state that failed the check is the one explained: a failure
 		// is final, later states of that pod are not.
-		keep := w.judged != nil && !failedOn(w.eval, key)
+		remember := w.judged != nil && !failedOn(w.eval, key)
 		status := wire.Cell(m.Row, "Status")
 		initial := m.Type == message.Sync
 		switch {
@@ -261,7 +261,7 @@ func (s *stream) observe(w *clusterRun, m message.Message, cached *wire.PodRow) 
 		default:
 			w.eval.ObserveStatus(key, s.identityOf(m.Row), status, initial)
 		}
-		if keep {
+		if remember {
 			w.judged[key] = cached
 		}
 		return

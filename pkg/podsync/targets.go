@@ -63,7 +63,7 @@ type targetRun struct {
 	started time.Time
 
 	// owners holds, by pod key, the targets of each pod the stream has
-	// shown (see observe); the stream goroutine alone uses it.
+	// shown (see trackOwners); the stream goroutine alone uses it.
 	owners map[string][]*targetState
 
 	// stderr and prefix: for what is said of pods no target owns.
@@ -576,10 +576,10 @@ func mayWatchAllPods(ctx context.Context, c kubernetes.Interface) (bool, string)
 	return true, "pods may be listed and watched in every namespace"
 }
 
-// observe keeps, for each pod the stream has shown, the targets that own
-// it: the summary counts and explains each target's pods from them, also
-// when the run ended before the informer held the whole list.
-func (t *targetRun) observe(m message.Message) {
+// trackOwners records, for each pod the stream has shown, the targets
+// that own it: the summary counts and explains each target's pods from
+// them, also when the run ended before the informer held the whole list.
+func (t *targetRun) trackOwners(m message.Message) {
 	if t == nil {
 		return
 	}
