@@ -120,14 +120,14 @@ func leanHistory(h *history, r *rand.Rand) []message.Message {
 	for _, o := range h.ops {
 		key := h.key(o.key)
 		switch {
-		case o.kind == opCreate && pods[key] == nil:
+		case o.step == opCreate && pods[key] == nil:
 			put(key, o.state, message.Add)
-		case o.kind == opUpdate && pods[key] != nil:
+		case o.step == opUpdate && pods[key] != nil:
 			put(key, o.state, message.Update)
-		case (o.kind == opDelete || o.kind == opRecreate) && pods[key] != nil:
+		case (o.step == opDelete || o.step == opRecreate) && pods[key] != nil:
 			emit(message.Gone, key, pods[key])
 			delete(pods, key)
-			if o.kind == opRecreate {
+			if o.step == opRecreate {
 				put(key, o.state, message.Add)
 			}
 		}
