@@ -9,26 +9,26 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Kind says which test a Condition applies to a pod.
-type Kind int
+// Keyword says which test a Condition applies to a pod: its --until keyword.
+type Keyword int
 
-// The kinds of --until conditions.
+// The keywords of --until conditions.
 const (
-	KindReady Kind = iota + 1
-	KindRunning
-	KindSucceeded
-	KindCompleted
-	KindHealthy
-	KindGone
-	KindPodCondition
+	KeywordReady Keyword = iota + 1
+	KeywordRunning
+	KeywordSucceeded
+	KeywordCompleted
+	KeywordHealthy
+	KeywordGone
+	KeywordPodCondition
 )
 
 // Condition is one item of --until. Type and Status are only set for
-// KindPodCondition; Status is always one of True, False or Unknown.
+// KeywordPodCondition; Status is always one of True, False or Unknown.
 type Condition struct {
-	Kind   Kind
-	Type   corev1.PodConditionType
-	Status corev1.ConditionStatus
+	Keyword Keyword
+	Type    corev1.PodConditionType
+	Status  corev1.ConditionStatus
 }
 
 // conditionForm is how condition=... is written in usage text.
@@ -37,17 +37,17 @@ const conditionForm = "condition=TYPE[=STATUS]"
 // keywords is the one table of --until keywords, in the order usage text,
 // completion and the README list them; every other list derives from it.
 var keywords = []struct {
-	name string
-	kind Kind
+	name    string
+	keyword Keyword
 	// help completes "a pod satisfies it when ...".
 	help string
 }{
-	{"ready", KindReady, "its Ready condition is True"},
-	{"running", KindRunning, "its phase is Running"},
-	{"succeeded", KindSucceeded, "its phase is Succeeded"},
-	{"completed", KindCompleted, "its phase is Succeeded or Failed"},
-	{"healthy", KindHealthy, "it is ready, or its phase is Succeeded"},
-	{"gone", KindGone, "no matching pod is left"},
+	{"ready", KeywordReady, "its Ready condition is True"},
+	{"running", KeywordRunning, "its phase is Running"},
+	{"succeeded", KeywordSucceeded, "its phase is Succeeded"},
+	{"completed", KeywordCompleted, "its phase is Succeeded or Failed"},
+	{"healthy", KeywordHealthy, "it is ready, or its phase is Succeeded"},
+	{"gone", KeywordGone, "no matching pod is left"},
 }
 
 // Keywords lists the --until values in the table's order, condition=
@@ -81,37 +81,37 @@ var knownConditionTypes = []corev1.PodConditionType{
 // String gives the canonical --until spelling; ParseConditions of it
 // yields the same Condition.
 func (c Condition) String() string {
-	if c.Kind == KindPodCondition {
+	if c.Keyword == KeywordPodCondition {
 		if c.Status == corev1.ConditionTrue {
 			return "condition=" + string(c.Type)
 		}
 		return "condition=" + string(c.Type) + "=" + string(c.Status)
 	}
 	for _, k := range keywords {
-		if k.kind == c.Kind {
+		if k.keyword == c.Keyword {
 			return k.name
 		}
 	}
-	return fmt.Sprintf("Kind(%d)", int(c.Kind))
+	return fmt.Sprintf("Kind(%d)", int(c.Keyword))
 }
 
 // SatisfiedBy reports whether pod meets the condition now. Gone is never
 // satisfied by a pod that still exists.
 func (c Condition) SatisfiedBy(pod *corev1.Pod) bool {
 	phase := pod.Status.Phase
-	switch c.Kind {
-	case KindReady:
+	switch c.Keyword {
+	case KeywordReady:
 		return conditionStatus(pod, corev1.PodReady) == corev1.ConditionTrue
-	case KindRunning:
+	case KeywordRunning:
 		return phase == corev1.PodRunning
-	case KindSucceeded:
+	case KeywordSucceeded:
 		return phase == corev1.PodSucceeded
-	case KindCompleted:
+	case KeywordCompleted:
 		return phase == corev1.PodSucceeded || phase == corev1.PodFailed
-	case KindHealthy:
+	case KeywordHealthy:
 		return phase == corev1.PodSucceeded ||
 			conditionStatus(pod, corev1.PodReady) == corev1.ConditionTrue
-	case KindPodCondition:
+	case KeywordPodCondition:
 		return conditionStatus(pod, c.Type) == c.Status
 	}
 	return false
@@ -176,7 +176,7 @@ func FormatConditions(conds []Condition) string {
 func parseCondition(item string) (Condition, error) {
 	for _, k := range keywords {
 		if strings.EqualFold(item, k.name) {
-			return Condition{Kind: k.kind}, nil
+			return Condition{Keyword: k.keyword}, nil
 		}
 	}
 	name, rest, found := strings.Cut(item, "=")
@@ -197,7 +197,7 @@ func parsePodCondition(rest string) (Condition, error) {
 	if errs := validation.IsQualifiedName(typ); len(errs) > 0 {
 		return Condition{}, fmt.Errorf("bad TYPE %q: %s", typ, errs[0])
 	}
-	c := Condition{Kind: KindPodCondition, Type: canonicalType(typ), Status: corev1.ConditionTrue}
+	c := Condition{Keyword: KeywordPodCondition, Type: canonicalType(typ), Status: corev1.ConditionTrue}
 	if !hasStatus {
 		return c, nil
 	}
@@ -233,11 +233,11 @@ func parseStatus(s string) (corev1.ConditionStatus, bool) {
 func checkConditions(conds []Condition) error {
 	seen := make(map[string]bool, len(conds))
 	for _, c := range conds {
-		if c.Kind == KindGone && len(conds) > 1 {
+		if c.Keyword == KeywordGone && len(conds) > 1 {
 			return errors.New("gone cannot be combined with other conditions")
 		}
 		key := c.String()
-		if c.Kind == KindPodCondition {
+		if c.Keyword == KeywordPodCondition {
 			key = "condition=" + strings.ToLower(string(c.Type))
 		}
 		if seen[key] {
@@ -249,10 +249,10 @@ func checkConditions(conds []Condition) error {
 }
 
 // phaseSets lists the phases each phase-based condition allows.
-var phaseSets = map[Kind][]corev1.PodPhase{
-	KindRunning:   {corev1.PodRunning},
-	KindSucceeded: {corev1.PodSucceeded},
-	KindCompleted: {corev1.PodSucceeded, corev1.PodFailed},
+var phaseSets = map[Keyword][]corev1.PodPhase{
+	KeywordRunning:   {corev1.PodRunning},
+	KeywordSucceeded: {corev1.PodSucceeded},
+	KeywordCompleted: {corev1.PodSucceeded, corev1.PodFailed},
 }
 
 // checkPhases refuses conditions whose phases exclude each other, such
@@ -260,8 +260,8 @@ var phaseSets = map[Kind][]corev1.PodPhase{
 func checkPhases(conds []Condition) error {
 	for i, a := range conds {
 		for _, b := range conds[i+1:] {
-			pa, okA := phaseSets[a.Kind]
-			pb, okB := phaseSets[b.Kind]
+			pa, okA := phaseSets[a.Keyword]
+			pb, okB := phaseSets[b.Keyword]
 			if okA && okB && !overlap(pa, pb) {
 				return fmt.Errorf("%s and %s can never hold at the same time", a, b)
 			}
@@ -284,7 +284,7 @@ func overlap(a, b []corev1.PodPhase) bool {
 // hasGone reports whether conds is the gone check.
 func hasGone(conds []Condition) bool {
 	for _, c := range conds {
-		if c.Kind == KindGone {
+		if c.Keyword == KeywordGone {
 			return true
 		}
 	}

@@ -14,21 +14,21 @@ func TestParseConditions(t *testing.T) {
 		want []Condition
 		str  string
 	}{
-		{"ready", []Condition{{Kind: KindReady}}, "ready"},
-		{"READY", []Condition{{Kind: KindReady}}, "ready"},
-		{"running", []Condition{{Kind: KindRunning}}, "running"},
-		{"Succeeded", []Condition{{Kind: KindSucceeded}}, "succeeded"},
-		{"completed", []Condition{{Kind: KindCompleted}}, "completed"},
-		{"healthy", []Condition{{Kind: KindHealthy}}, "healthy"},
-		{"gone", []Condition{{Kind: KindGone}}, "gone"},
-		{" ready , running ", []Condition{{Kind: KindReady}, {Kind: KindRunning}}, "ready,running"},
-		{"succeeded,completed", []Condition{{Kind: KindSucceeded}, {Kind: KindCompleted}}, "succeeded,completed"},
-		{"condition=Ready", []Condition{{Kind: KindPodCondition, Type: "Ready", Status: "True"}}, "condition=Ready"},
-		{"Condition=ready=true", []Condition{{Kind: KindPodCondition, Type: "Ready", Status: "True"}}, "condition=Ready"},
-		{"condition=PodScheduled=false", []Condition{{Kind: KindPodCondition, Type: "PodScheduled", Status: "False"}}, "condition=PodScheduled=False"},
-		{"condition=Initialized=UNKNOWN", []Condition{{Kind: KindPodCondition, Type: "Initialized", Status: "Unknown"}}, "condition=Initialized=Unknown"},
-		{"condition=example.com/feature-1", []Condition{{Kind: KindPodCondition, Type: "example.com/feature-1", Status: "True"}}, "condition=example.com/feature-1"},
-		{"ready,condition=ContainersReady", []Condition{{Kind: KindReady}, {Kind: KindPodCondition, Type: "ContainersReady", Status: "True"}}, "ready,condition=ContainersReady"},
+		{"ready", []Condition{{Keyword: KeywordReady}}, "ready"},
+		{"READY", []Condition{{Keyword: KeywordReady}}, "ready"},
+		{"running", []Condition{{Keyword: KeywordRunning}}, "running"},
+		{"Succeeded", []Condition{{Keyword: KeywordSucceeded}}, "succeeded"},
+		{"completed", []Condition{{Keyword: KeywordCompleted}}, "completed"},
+		{"healthy", []Condition{{Keyword: KeywordHealthy}}, "healthy"},
+		{"gone", []Condition{{Keyword: KeywordGone}}, "gone"},
+		{" ready , running ", []Condition{{Keyword: KeywordReady}, {Keyword: KeywordRunning}}, "ready,running"},
+		{"succeeded,completed", []Condition{{Keyword: KeywordSucceeded}, {Keyword: KeywordCompleted}}, "succeeded,completed"},
+		{"condition=Ready", []Condition{{Keyword: KeywordPodCondition, Type: "Ready", Status: "True"}}, "condition=Ready"},
+		{"Condition=ready=true", []Condition{{Keyword: KeywordPodCondition, Type: "Ready", Status: "True"}}, "condition=Ready"},
+		{"condition=PodScheduled=false", []Condition{{Keyword: KeywordPodCondition, Type: "PodScheduled", Status: "False"}}, "condition=PodScheduled=False"},
+		{"condition=Initialized=UNKNOWN", []Condition{{Keyword: KeywordPodCondition, Type: "Initialized", Status: "Unknown"}}, "condition=Initialized=Unknown"},
+		{"condition=example.com/feature-1", []Condition{{Keyword: KeywordPodCondition, Type: "example.com/feature-1", Status: "True"}}, "condition=example.com/feature-1"},
+		{"ready,condition=ContainersReady", []Condition{{Keyword: KeywordReady}, {Keyword: KeywordPodCondition, Type: "ContainersReady", Status: "True"}}, "ready,condition=ContainersReady"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

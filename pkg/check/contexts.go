@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 // ContextSummary is one context's line in the summary of a check over
@@ -34,7 +36,7 @@ func writeContexts(b *strings.Builder, contexts []ContextSummary) {
 		if i > 0 {
 			head = strings.Repeat(" ", len(head))
 		}
-		line := fmt.Sprintf("%s%-*s  %-*s  %-*s  %s", head, nameWidth, c.Name, verdictWidth, c.Verdict, podsWidth, pods[i], SafeLine(c.Reason, maxTextLen))
+		line := fmt.Sprintf("%s%-*s  %-*s  %-*s  %s", head, nameWidth, c.Name, verdictWidth, c.Verdict, podsWidth, pods[i], text.SafeLine(c.Reason, maxTextLen))
 		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
 }

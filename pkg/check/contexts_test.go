@@ -14,7 +14,7 @@ func contextsSummary() Summary {
 	x.Context = "prod-us"
 	return Summary{
 		Verdict: "failed", ExitCode: 4, Duration: 2 * time.Second, Pods: 4,
-		Statuses: map[string]int{"Running": 3, "CrashLoopBackOff": 1}, Events: map[string]int{"SYNC": 4}, EventKinds: kinds,
+		Statuses: map[string]int{"Running": 3, "CrashLoopBackOff": 1}, Events: map[string]int{"SYNC": 4}, EventTypes: podTypes,
 		Reason:      "context prod-us: pod shop/web-1 is CrashLoopBackOff",
 		Unsatisfied: []PodExplanation{x},
 		Contexts: []ContextSummary{

@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 // State is where a check stands.
@@ -152,7 +154,7 @@ func (f Failure) String() string {
 		fmt.Fprintf(&b, " is %s", f.Reason)
 	}
 	if f.Message != "" {
-		b.WriteString(": " + OneLine(f.Message, maxTextLen))
+		b.WriteString(": " + text.OneLine(f.Message, maxTextLen))
 	}
 	return b.String()
 }

@@ -110,25 +110,25 @@ func ExplainAt(now time.Time, pod *corev1.Pod, conds []Condition, events []corev
 func explainCondition(pod *corev1.Pod, c Condition) UnmetCondition {
 	u := UnmetCondition{Condition: c.String()}
 	phase := "phase " + string(pod.Status.Phase)
-	switch c.Kind {
-	case KindRunning:
+	switch c.Keyword {
+	case KeywordRunning:
 		u.Want, u.Got = "phase Running", phase
-	case KindSucceeded:
+	case KeywordSucceeded:
 		u.Want, u.Got = "phase Succeeded", phase
-	case KindCompleted:
+	case KeywordCompleted:
 		u.Want, u.Got = "phase Succeeded or Failed", phase
-	case KindGone:
+	case KeywordGone:
 		u.Want, u.Got = "no pod", "pod exists"
 		if pod.DeletionTimestamp != nil {
 			u.Got = "pod is being deleted"
 		}
-	case KindReady:
+	case KeywordReady:
 		u = podConditionGap(pod, u, corev1.PodReady, corev1.ConditionTrue)
-	case KindHealthy:
+	case KeywordHealthy:
 		u = podConditionGap(pod, u, corev1.PodReady, corev1.ConditionTrue)
 		u.Want += " or phase Succeeded"
 		u.Got += ", " + phase
-	case KindPodCondition:
+	case KeywordPodCondition:
 		u = podConditionGap(pod, u, c.Type, c.Status)
 	}
 	return u

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 // maxAnnotationLines bounds the log lines of one ::error annotation.
@@ -19,13 +21,13 @@ func (s Summary) WriteAnnotations(w io.Writer) error {
 	var b strings.Builder
 	for i := range s.Unsatisfied {
 		p := &s.Unsatisfied[i]
-		fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(Escape(annotationTitle(p))), escapeData(Escape(annotationBody(p))))
+		fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(text.Escape(annotationTitle(p))), escapeData(text.Escape(annotationBody(p))))
 	}
 	// A context that could not be used fails the check with no pod to
 	// blame: it gets its own annotation.
 	for _, c := range s.Contexts {
 		if c.Verdict == "failed" && strings.HasPrefix(c.Reason, "unavailable: ") {
-			fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(Escape("context "+c.Name+": unavailable")), escapeData(Escape(c.Reason)))
+			fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(text.Escape("context "+c.Name+": unavailable")), escapeData(text.Escape(c.Reason)))
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

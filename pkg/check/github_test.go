@@ -25,7 +25,7 @@ func hostileSummary() Summary {
 		"| a | table | <b>html</b> [link](http://x) ```",
 	}}
 	x.Missing = []string{"events: \x1b[2J forbidden"}
-	return Summary{Verdict: "failed", ExitCode: 4, Duration: time.Second, Pods: 1, EventKinds: kinds,
+	return Summary{Verdict: "failed", ExitCode: 4, Duration: time.Second, Pods: 1, EventTypes: podTypes,
 		Reason: "pod default/web-1: \x1b[2J", Unsatisfied: []PodExplanation{x}}
 }
 

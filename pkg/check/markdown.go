@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 // MaxMarkdown is the most a job summary may hold: GitHub refuses a step
@@ -26,10 +28,10 @@ func (s Summary) WriteMarkdown(w io.Writer, limit int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### kubectl podsync: %s (exit %d) after %s\n\n", s.Verdict, s.ExitCode, RoundDuration(s.Duration))
 	if s.Reason != "" {
-		fmt.Fprintf(&b, "%s\n\n", mdText(OneLine(s.Reason, maxTextLen)))
+		fmt.Fprintf(&b, "%s\n\n", mdText(text.OneLine(s.Reason, maxTextLen)))
 	}
 	b.WriteString("| pods | by STATUS | messages |\n|---|---|---|\n")
-	fmt.Fprintf(&b, "| %d | %s | %s |\n\n", s.Pods, mdText(strings.Trim(statusList(s.Statuses), " ()")), mdText(eventList(s.Events, s.EventKinds)))
+	fmt.Fprintf(&b, "| %d | %s | %s |\n\n", s.Pods, mdText(strings.Trim(statusList(s.Statuses), " ()")), mdText(eventList(s.Events, s.EventTypes)))
 	room := limit - noteRoom
 	cut := s.writeMarkdownPods(&b, room)
 	for i := range s.Unsatisfied {
@@ -85,7 +87,7 @@ func writeMarkdownRow(b *strings.Builder, p *PodExplanation) {
 		unmet = append(unmet, mdText(fmt.Sprintf("%s: want %s, got %s", u.Condition, u.Want, u.Got)))
 	}
 	for _, ev := range p.Events {
-		events = append(events, mdText(fmt.Sprintf("%s %s x%d: %s", ev.Type, ev.Reason, ev.Count, OneLine(ev.Message, 120))))
+		events = append(events, mdText(fmt.Sprintf("%s %s x%d: %s", ev.Type, ev.Reason, ev.Count, text.OneLine(ev.Message, 120))))
 	}
 	fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdText(podName(p)), mdText(p.Phase),
 		strings.Join(containers, "<br>"), strings.Join(unmet, "<br>"), strings.Join(events, "<br>"))
@@ -122,9 +124,9 @@ func markdownLogBlock(p *PodExplanation, container string, l *LogTail, lines []s
 	var b strings.Builder
 	fmt.Fprintf(&b, "<details><summary>%s, container %s: last %d log lines (%s)</summary>\n\n",
 		mdText(podName(p)), mdText(container), len(lines), logInstance(l))
-	text := Escape(strings.Join(lines, "\n"))
-	fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
-	fmt.Fprintf(&b, "%stext\n%s\n%s\n\n</details>\n\n", fence, text, fence)
+	escaped := text.Escape(strings.Join(lines, "\n"))
+	fence := strings.Repeat("`", max(3, longestRun(escaped, '`')+1))
+	fmt.Fprintf(&b, "%stext\n%s\n%s\n\n</details>\n\n", fence, escaped, fence)
 	return b.String()
 }
 
@@ -134,7 +136,7 @@ func markdownLogBlock(p *PodExplanation, container string, l *LogTail, lines []s
 // cluster cannot add links, images, HTML or table cells.
 func mdText(s string) string {
 	var b strings.Builder
-	s = strings.ReplaceAll(Escape(OneLine(s, 0)), `\`, `\\`)
+	s = strings.ReplaceAll(text.Escape(text.OneLine(s, 0)), `\`, `\\`)
 	s = strings.NewReplacer("://", ":\\/\\/", "www.", "www\\.", "WWW.", "WWW\\.").Replace(s)
 	for _, r := range s {
 		switch r {

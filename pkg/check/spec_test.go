@@ -100,9 +100,9 @@ func TestSpecValidateBuiltInGo(t *testing.T) {
 		spec Spec
 		want string
 	}{
-		{"zero kind", Spec{Conditions: []Condition{{}}, MinPods: Unset, MaxRestarts: Unset}, `invalid --until condition "Kind(0)"`},
-		{"duplicate", Spec{Conditions: []Condition{{Kind: KindReady}, {Kind: KindReady}}, MinPods: Unset, MaxRestarts: Unset}, `given twice`},
-		{"bad status", Spec{Conditions: []Condition{{Kind: KindPodCondition, Type: "Ready", Status: "Maybe"}}, MinPods: Unset, MaxRestarts: Unset}, `STATUS "Maybe"`},
+		{"zero keyword", Spec{Conditions: []Condition{{}}, MinPods: Unset, MaxRestarts: Unset}, `invalid --until condition "Kind(0)"`},
+		{"duplicate", Spec{Conditions: []Condition{{Keyword: KeywordReady}, {Keyword: KeywordReady}}, MinPods: Unset, MaxRestarts: Unset}, `given twice`},
+		{"bad status", Spec{Conditions: []Condition{{Keyword: KeywordPodCondition, Type: "Ready", Status: "Maybe"}}, MinPods: Unset, MaxRestarts: Unset}, `STATUS "Maybe"`},
 		{"bad reason", Spec{FailOn: []string{"no way"}, MinPods: Unset, MaxRestarts: Unset}, `invalid --fail-on value`},
 		{"zero value", Spec{}, `--min-pods needs --until`},
 	}

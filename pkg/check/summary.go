@@ -27,9 +27,9 @@ type Summary struct {
 	Duration time.Duration
 	Pods     int
 	Statuses map[string]int // pods per STATUS column
-	Events   map[string]int // messages per event kind
-	// EventKinds are the kinds always shown, in this order, even at zero.
-	EventKinds []string
+	Events   map[string]int // messages per message type
+	// EventTypes are the types always shown, in this order, even at zero.
+	EventTypes []string
 	Reason     string // one line: why the check ended this way
 	// Targets has one entry per workload target (TYPE/NAME, -f).
 	Targets     []TargetSummary
@@ -76,7 +76,7 @@ type summaryJSON struct {
 //
 // verdict is one of met, not met, failed, done, interrupted;
 // durationSeconds has millisecond precision; statuses and events are
-// always objects (events always holds EventKinds: the four pod kinds, and
+// always objects (events always holds EventTypes: the four pod types, and
 // those a flag turned on), unsatisfied is always an array; reason,
 // omitted and empty optional fields of the explanations are left out.
 // Log lines and messages are exactly as the cluster gave them. A check
@@ -91,8 +91,8 @@ func (s Summary) WriteJSON(w io.Writer) error {
 		ExitCode:        s.ExitCode,
 		DurationSeconds: math.Round(s.Duration.Seconds()*1000) / 1000,
 		Pods:            s.Pods,
-		Statuses:        withKinds(s.Statuses, nil),
-		Events:          withKinds(s.Events, s.EventKinds),
+		Statuses:        withKeys(s.Statuses, nil),
+		Events:          withKeys(s.Events, s.EventTypes),
 		Reason:          s.Reason,
 		Targets:         s.Targets,
 		Unsatisfied:     s.Unsatisfied,
@@ -122,12 +122,12 @@ func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Verdict:  %s (exit %d) after %s\n", s.Verdict, s.ExitCode, RoundDuration(s.Duration))
 	if s.Reason != "" {
-		fmt.Fprintf(&b, "Reason:   %s\n", SafeLine(s.Reason, maxTextLen))
+		fmt.Fprintf(&b, "Reason:   %s\n", text.SafeLine(s.Reason, maxTextLen))
 	}
 	writeContexts(&b, s.Contexts)
 	writeTargets(&b, s.Targets)
 	fmt.Fprintf(&b, "Pods:     %d matched%s\n", s.Pods, statusList(s.Statuses))
-	fmt.Fprintf(&b, "Events:   %s\n", eventList(s.Events, s.EventKinds))
+	fmt.Fprintf(&b, "Events:   %s\n", eventList(s.Events, s.EventTypes))
 	for i := range s.Unsatisfied {
 		writePod(&b, &s.Unsatisfied[i])
 	}
@@ -156,16 +156,16 @@ func writePod(b *strings.Builder, p *PodExplanation) {
 	}
 	writeEvents(b, p.Events)
 	for _, m := range p.Missing {
-		fmt.Fprintf(b, "  Missing: %s\n", SafeLine(m, maxTextLen))
+		fmt.Fprintf(b, "  Missing: %s\n", text.SafeLine(m, maxTextLen))
 	}
 }
 
 func writeContainer(b *strings.Builder, c *ContainerExplanation) {
-	kind := "Container"
+	label := "Container"
 	if c.Init {
-		kind = "Init container"
+		label = "Init container"
 	}
-	fmt.Fprintf(b, "  %s %s: %s%s", kind, c.Name, c.State, reasonText(c.Reason, c.Message))
+	fmt.Fprintf(b, "  %s %s: %s%s", label, c.Name, c.State, reasonText(c.Reason, c.Message))
 	if c.ExitCode != nil {
 		fmt.Fprintf(b, ", exit code %d", *c.ExitCode)
 	}
@@ -178,7 +178,7 @@ func writeContainer(b *strings.Builder, c *ContainerExplanation) {
 
 // reasonText renders " (Reason: message)" or nothing.
 func reasonText(reason, message string) string {
-	reason, message = SafeLine(reason, maxTextLen), SafeLine(message, maxTextLen)
+	reason, message = text.SafeLine(reason, maxTextLen), text.SafeLine(message, maxTextLen)
 	switch {
 	case reason != "" && message != "":
 		return " (" + reason + ": " + message + ")"
@@ -202,16 +202,16 @@ func statusList(counts map[string]int) string {
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s %d", Escape(k), counts[k])
+		parts[i] = fmt.Sprintf("%s %d", text.Escape(k), counts[k])
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-// eventList renders the kinds in their order, then any others.
-func eventList(counts map[string]int, kinds []string) string {
-	all := withKinds(counts, kinds)
+// eventList renders the types in their order, then any others.
+func eventList(counts map[string]int, types []string) string {
+	all := withKeys(counts, types)
 	parts := make([]string, 0, len(all))
-	for _, k := range kinds {
+	for _, k := range types {
 		parts = append(parts, fmt.Sprintf("%s %d", k, all[k]))
 		delete(all, k)
 	}
@@ -226,10 +226,10 @@ func eventList(counts map[string]int, kinds []string) string {
 	return strings.Join(parts, ", ")
 }
 
-func withKinds(counts map[string]int, kinds []string) map[string]int {
-	out := make(map[string]int, len(counts)+len(kinds))
+func withKeys(counts map[string]int, keys []string) map[string]int {
+	out := make(map[string]int, len(counts)+len(keys))
 	maps.Copy(out, counts)
-	for _, k := range kinds {
+	for _, k := range keys {
 		out[k] += 0
 	}
 	return out

@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 // writeLogTail writes a container's log tail under its line, each line
@@ -14,7 +16,7 @@ func writeLogTail(b *strings.Builder, c *ContainerExplanation) {
 	}
 	switch {
 	case l.Error != "":
-		fmt.Fprintf(b, "    Log: not available: %s\n", SafeLine(l.Error, maxTextLen))
+		fmt.Fprintf(b, "    Log: not available: %s\n", text.SafeLine(l.Error, maxTextLen))
 		return
 	case len(l.Lines) == 0:
 		fmt.Fprintf(b, "    Log: empty (%s)\n", logInstance(l))
@@ -22,7 +24,7 @@ func writeLogTail(b *strings.Builder, c *ContainerExplanation) {
 	}
 	fmt.Fprintf(b, "    Log, last %d %s (%s):\n", len(l.Lines), plural(len(l.Lines), "line", "lines"), logInstance(l))
 	for _, line := range l.Lines {
-		fmt.Fprintf(b, "      %s\n", LogLine(line))
+		fmt.Fprintf(b, "      %s\n", text.LogLine(line))
 	}
 	if l.Truncated {
 		b.WriteString("      (long lines cut at the byte limit, ending with …)\n")
@@ -48,6 +50,6 @@ func writeEvents(b *strings.Builder, events []EventExplanation) {
 		if age == "" {
 			age = "<unknown>"
 		}
-		fmt.Fprintf(b, "    %s ago  %s  %s  x%d  %s\n", age, SafeLine(ev.Type, 0), SafeLine(ev.Reason, 0), ev.Count, SafeLine(ev.Message, maxTextLen))
+		fmt.Fprintf(b, "    %s ago  %s  %s  x%d  %s\n", age, text.SafeLine(ev.Type, 0), text.SafeLine(ev.Reason, 0), ev.Count, text.SafeLine(ev.Message, maxTextLen))
 	}
 }

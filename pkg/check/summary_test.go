@@ -35,8 +35,8 @@ func crashPod() *corev1.Pod {
 		})
 }
 
-// kinds are the message kinds as the run lists them.
-var kinds = []string{"SYNC", "ADD", "UPDATE", "GONE"}
+// podTypes are the message types of pod states, as the run lists them.
+var podTypes = []string{"SYNC", "ADD", "UPDATE", "GONE"}
 
 func TestExplainEvents(t *testing.T) {
 	micro := corev1.Event{Reason: "New", Type: "Normal", EventTime: metav1.NewMicroTime(now.Add(-10 * time.Second))}
@@ -164,7 +164,7 @@ func failedSummary() Summary {
 		Pods:        3,
 		Statuses:    map[string]int{"Running": 2, "CrashLoopBackOff": 1},
 		Events:      map[string]int{"SYNC": 3, "UPDATE": 5},
-		EventKinds:  kinds,
+		EventTypes:  podTypes,
 		Reason:      `pod default/web-1: container "app" is CrashLoopBackOff: back-off 10s restarting failed container=app`,
 		Unsatisfied: []PodExplanation{ExplainAt(now, crashPod(), mustConditions("ready"), events)},
 		Omitted:     2,
@@ -197,7 +197,7 @@ Pod default/web-1 is not satisfied:
 
 func TestWriteTextMet(t *testing.T) {
 	var buf bytes.Buffer
-	s := Summary{Verdict: "met", Duration: 350 * time.Millisecond, Events: map[string]int{"SYNC": 1, "RELIST": 2}, EventKinds: kinds}
+	s := Summary{Verdict: "met", Duration: 350 * time.Millisecond, Events: map[string]int{"SYNC": 1, "RELIST": 2}, EventTypes: podTypes}
 	if err := s.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestWriteJSON(t *testing.T) {
 
 func TestWriteJSONEmpty(t *testing.T) {
 	var buf bytes.Buffer
-	if err := (Summary{Verdict: "done", EventKinds: kinds}).WriteJSON(&buf); err != nil {
+	if err := (Summary{Verdict: "done", EventTypes: podTypes}).WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"verdict":"done","exitCode":0,"durationSeconds":0,"pods":0,"statuses":{},"events":{"ADD":0,"GONE":0,"SYNC":0,"UPDATE":0},"unsatisfied":[]}` + "\n"

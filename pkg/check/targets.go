@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 // A check about workloads (TYPE/NAME arguments, -f manifests) is met only
@@ -173,7 +175,7 @@ func (f Failure) targetString() string {
 		s += " (" + f.Reason + ")"
 	}
 	if f.Message != "" {
-		s += ": " + OneLine(f.Message, maxTextLen)
+		s += ": " + text.OneLine(f.Message, maxTextLen)
 	}
 	return s
 }
@@ -244,12 +246,12 @@ func writeTargets(b *strings.Builder, targets []TargetSummary) {
 		}
 		// A target's name comes from the command line or a manifest,
 		// which need not be the user's own: it is escaped like cluster text.
-		name = Escape(name)
+		name = text.Escape(name)
 		reason := t.Reason
 		if t.Rule != "" {
 			reason += " (" + t.Rule + ")"
 		}
-		reason = SafeLine(reason, maxTextLen)
+		reason = text.SafeLine(reason, maxTextLen)
 		switch t.Verdict {
 		case TargetMet:
 			fmt.Fprintf(b, "%s%s: %s in %s\n", label, name, reason,

@@ -149,7 +149,7 @@ func TestTargetsWithGone(t *testing.T) {
 
 func TestSummaryTargets(t *testing.T) {
 	s := Summary{
-		Verdict: "failed", ExitCode: 4, Duration: 20 * time.Second, EventKinds: []string{"SYNC"},
+		Verdict: "failed", ExitCode: 4, Duration: 20 * time.Second, EventTypes: []string{"SYNC"},
 		Targets: []TargetSummary{
 			{Kind: "Deployment", Namespace: "shop", Name: "web", Verdict: TargetMet, Reason: "rolled out 3/3", Pods: 3, MetAfterSeconds: 14.23},
 			{Kind: "Job", Namespace: "shop", Name: "migrate", Verdict: TargetFailed, Reason: "BackoffLimitExceeded: Job has reached the specified backoff limit", Pods: 1, ShowNamespace: true},
@@ -184,7 +184,7 @@ func TestSummaryTargets(t *testing.T) {
 	}
 	// A name from a manifest is shown escaped, as cluster text is.
 	text.Reset()
-	hostile := Summary{Verdict: "not met", ExitCode: 3, EventKinds: []string{"SYNC"}, Targets: []TargetSummary{
+	hostile := Summary{Verdict: "not met", ExitCode: 3, EventTypes: []string{"SYNC"}, Targets: []TargetSummary{
 		{Kind: "Deployment", Namespace: "shop", Name: "w\a\b\u009b\u202ex", Verdict: TargetNotMet, Reason: "does not exist (yet)"},
 	}}
 	if err := hostile.WriteText(&text); err != nil {

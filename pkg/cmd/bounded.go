@@ -124,7 +124,7 @@ func (o *Options) endUnprepared(cause error, doing string, took time.Duration) e
 	sum := check.Summary{
 		Verdict: out.Verdict.String(), ExitCode: out.ExitCode(), Duration: took, Reason: reason,
 		Statuses: map[string]int{}, Events: map[string]int{},
-		EventKinds: []string{"SYNC", "ADD", "UPDATE", "GONE"},
+		EventTypes: []string{"SYNC", "ADD", "UPDATE", "GONE"},
 	}
 	_ = sum.WriteText(o.ErrOut)
 	if o.printFlags != nil && o.printFlags.OutputFormat != nil && *o.printFlags.OutputFormat == "json" {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 )
@@ -67,7 +68,7 @@ func ExitCode(err error) int {
 }
 
 // oneLine keeps an error to the single line the contract promises.
-func oneLine(err error) string { return check.OneLine(err.Error(), 0) }
+func oneLine(err error) string { return text.OneLine(err.Error(), 0) }
 
 // optionalCount is a count flag that may be left out, and is then unset:
 // its help text shows no made-up default.

@@ -21,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
@@ -367,7 +368,7 @@ func (o *Options) run(ctx context.Context, start time.Time) error {
 func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		// Errors and client-go's logs can quote the cluster too.
-		streams.ErrOut = &check.DefusedWriter{Raw: streams.ErrOut}
+		streams.ErrOut = &text.DefusedWriter{Raw: streams.ErrOut}
 	}
 	c := NewCommand(streams)
 	c.SetArgs(args)
@@ -377,7 +378,7 @@ func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	err := c.ExecuteContext(ctx)
 	if err != nil && !errors.Is(err, errSilent) {
 		// An error may quote the cluster's or a manifest's text.
-		fmt.Fprintf(streams.ErrOut, "error: %s\n", check.Escape(oneLine(err)))
+		fmt.Fprintf(streams.ErrOut, "error: %s\n", text.Escape(oneLine(err)))
 	}
 	return ExitCode(err)
 }

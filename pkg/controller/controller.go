@@ -17,13 +17,14 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // Deliver hands the messages of one key, in order, to the consumer. It
 // returns an error only when the run is ending and nothing more will be
 // taken; a message is delivered once, never again on a retry.
-type Deliver func(ctx context.Context, msgs []Message) error
+type Deliver func(ctx context.Context, msgs []message.Message) error
 
 // Work is a key's own work once its messages are delivered, given the
 // newest state delivered for it (nil when the pod is gone). An error sends
@@ -164,9 +165,9 @@ func (c *Controller) onAdd(obj interface{}, isInInitialList bool) {
 		utilruntime.HandleError(fmt.Errorf("pod informer added a %T", obj))
 		return
 	}
-	p := &pending{kind: Add, row: row}
+	p := &pending{typ: message.Add, row: row}
 	if isInInitialList {
-		p.kind, p.listed = Sync, row
+		p.typ, p.listed = message.Sync, row
 	}
 	c.record(nameOf(row), p, isInInitialList)
 }
@@ -183,10 +184,10 @@ func (c *Controller) onUpdate(oldObj, newObj interface{}) {
 	case oldRow.Meta().UID != newRow.Meta().UID:
 		// Deleted and created again under the same name while the watch
 		// was down: the relist hands over both as one update.
-		c.record(k, &pending{kind: Gone, row: oldRow}, false)
-		c.record(k, &pending{kind: Add, row: newRow}, false)
+		c.record(k, &pending{typ: message.Gone, row: oldRow}, false)
+		c.record(k, &pending{typ: message.Add, row: newRow}, false)
 	case oldRow.Meta().ResourceVersion != newRow.Meta().ResourceVersion:
-		c.record(k, &pending{kind: Update, row: newRow}, false)
+		c.record(k, &pending{typ: message.Update, row: newRow}, false)
 	}
 	// Resyncs and relists repeat objects that did not change: say nothing.
 }
@@ -201,7 +202,7 @@ func (c *Controller) onDelete(obj interface{}) {
 			utilruntime.HandleError(fmt.Errorf("pod tombstone %q: %w", t.Key, err))
 			return
 		}
-		c.record(k, &pending{kind: Gone, row: row}, false)
+		c.record(k, &pending{typ: message.Gone, row: row}, false)
 		return
 	}
 	row, ok := obj.(*wire.PodRow)
@@ -209,7 +210,7 @@ func (c *Controller) onDelete(obj interface{}) {
 		utilruntime.HandleError(fmt.Errorf("pod informer deleted a %T", obj))
 		return
 	}
-	c.record(nameOf(row), &pending{kind: Gone, row: row}, false)
+	c.record(nameOf(row), &pending{typ: message.Gone, row: row}, false)
 }
 
 func (c *Controller) record(k cache.ObjectName, p *pending, initial bool) {
@@ -277,7 +278,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 			return true // the run is ending
 		}
 		row, retry = msgs[len(msgs)-1].Row, true
-		if msgs[len(msgs)-1].Kind == Gone {
+		if msgs[len(msgs)-1].Type == message.Gone {
 			row = nil
 		}
 	}
@@ -332,19 +333,19 @@ func retryAfter(err error) time.Duration {
 // incarnations first, then the current one. A SYNC that is not shown
 // (HideSync) and had changes folded into it is followed by an UPDATE with
 // the newest state, so that the change is not hidden with it.
-func messages(k cache.ObjectName, p *pending, hideSync bool) []Message {
+func messages(k cache.ObjectName, p *pending, hideSync bool) []message.Message {
 	if p == nil {
 		return nil
 	}
-	msgs := make([]Message, 0, len(p.gone)+2)
+	msgs := make([]message.Message, 0, len(p.gone)+2)
 	for _, row := range p.gone {
-		msgs = append(msgs, Message{Kind: Gone, Key: k, Row: row})
+		msgs = append(msgs, message.Message{Type: message.Gone, Key: k, Row: row})
 	}
-	if p.kind == Sync && hideSync && p.listed != p.row {
-		msgs = append(msgs, Message{Kind: Sync, Key: k, Row: p.listed})
-		return append(msgs, Message{Kind: Update, Key: k, Row: p.row})
+	if p.typ == message.Sync && hideSync && p.listed != p.row {
+		msgs = append(msgs, message.Message{Type: message.Sync, Key: k, Row: p.listed})
+		return append(msgs, message.Message{Type: message.Update, Key: k, Row: p.row})
 	}
-	return append(msgs, Message{Kind: p.kind, Key: k, Row: p.row})
+	return append(msgs, message.Message{Type: p.typ, Key: k, Row: p.row})
 }
 
 func nameOf(row *wire.PodRow) cache.ObjectName {

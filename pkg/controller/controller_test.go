@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
@@ -33,14 +34,14 @@ func pod(name, rv string) *corev1.Pod {
 // released, so events pile up for keys not yet taken.
 type recorder struct {
 	mu   sync.Mutex
-	msgs []Message
+	msgs []message.Message
 	gate chan struct{}
 	// work, when set, is the controller's Work; keep its Keep.
 	work Work
 	keep Keep
 }
 
-func (r *recorder) deliver(ctx context.Context, msgs []Message) error {
+func (r *recorder) deliver(ctx context.Context, msgs []message.Message) error {
 	if r.gate != nil {
 		select {
 		case <-r.gate:
@@ -54,13 +55,13 @@ func (r *recorder) deliver(ctx context.Context, msgs []Message) error {
 	return nil
 }
 
-func (r *recorder) snapshot() []Message {
+func (r *recorder) snapshot() []message.Message {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Message(nil), r.msgs...)
+	return append([]message.Message(nil), r.msgs...)
 }
 
-func (r *recorder) waitFor(t *testing.T, n int) []Message {
+func (r *recorder) waitFor(t *testing.T, n int) []message.Message {
 	t.Helper()
 	settle(t, func() bool { return len(r.snapshot()) >= n }, func() string {
 		return fmt.Sprintf("got %d messages, want %d: %v", len(r.snapshot()), n, describe(r.snapshot()))
@@ -83,14 +84,14 @@ func settle(t *testing.T, cond func() bool, why func() string) {
 	}
 }
 
-func describe(msgs []Message) []string {
+func describe(msgs []message.Message) []string {
 	var out []string
 	for _, m := range msgs {
 		rv := "?"
 		if m.Row != nil {
 			rv = m.Row.Meta().ResourceVersion
 		}
-		out = append(out, fmt.Sprintf("%s %s rv=%s", m.Kind, m.Key, rv))
+		out = append(out, fmt.Sprintf("%s %s rv=%s", m.Type, m.Key, rv))
 	}
 	return out
 }
@@ -185,8 +186,8 @@ func testInitialListIsSyncThenAddUpdateGone(t *testing.T) {
 	f := start(t, 1, 5, rec, pod("a", "1"), pod("b", "1"))
 	msgs := rec.waitFor(t, 2)
 	for _, m := range msgs {
-		if m.Kind != Sync {
-			t.Errorf("initial pod %s: got %s, want SYNC", m.Key, m.Kind)
+		if m.Type != message.Sync {
+			t.Errorf("initial pod %s: got %s, want SYNC", m.Key, m.Type)
 		}
 		if m.Row.Pod().ManagedFields != nil {
 			t.Errorf("managedFields reached the handler for %s", m.Key)
@@ -560,41 +561,22 @@ func TestMerge(t *testing.T) {
 	cases := []struct {
 		name         string
 		older, newer *pending
-		kind         Kind
+		typ          message.Type
 		gone         int
 		row, listed  *wire.PodRow
 	}{
-		{"sync then update stays sync with both states", &pending{kind: Sync, row: a, listed: a}, &pending{kind: Update, row: b}, Sync, 0, b, a},
-		{"add then update stays add", &pending{kind: Add, row: a}, &pending{kind: Update, row: b}, Add, 0, b, nil},
-		{"add then gone is gone", &pending{kind: Add, row: a}, &pending{kind: Gone, row: b}, Gone, 0, b, nil},
-		{"gone then add keeps the old pod", &pending{kind: Gone, row: a}, &pending{kind: Add, row: b}, Add, 1, b, nil},
-		{"gone, add, gone", &pending{kind: Add, row: b, gone: []*wire.PodRow{a}}, &pending{kind: Gone, row: c}, Gone, 1, c, nil},
-		{"unknown last state is kept", &pending{kind: Gone}, &pending{kind: Add, row: b}, Add, 1, b, nil},
+		{"sync then update stays sync with both states", &pending{typ: message.Sync, row: a, listed: a}, &pending{typ: message.Update, row: b}, message.Sync, 0, b, a},
+		{"add then update stays add", &pending{typ: message.Add, row: a}, &pending{typ: message.Update, row: b}, message.Add, 0, b, nil},
+		{"add then gone is gone", &pending{typ: message.Add, row: a}, &pending{typ: message.Gone, row: b}, message.Gone, 0, b, nil},
+		{"gone then add keeps the old pod", &pending{typ: message.Gone, row: a}, &pending{typ: message.Add, row: b}, message.Add, 1, b, nil},
+		{"gone, add, gone", &pending{typ: message.Add, row: b, gone: []*wire.PodRow{a}}, &pending{typ: message.Gone, row: c}, message.Gone, 1, c, nil},
+		{"unknown last state is kept", &pending{typ: message.Gone}, &pending{typ: message.Add, row: b}, message.Add, 1, b, nil},
 	}
 	for _, tc := range cases {
 		got := merge(tc.older, tc.newer)
-		if got.kind != tc.kind || len(got.gone) != tc.gone || got.row != tc.row || got.listed != tc.listed {
+		if got.typ != tc.typ || len(got.gone) != tc.gone || got.row != tc.row || got.listed != tc.listed {
 			t.Errorf("%s: got %+v", tc.name, got)
 		}
-	}
-}
-
-func TestKindsTable(t *testing.T) {
-	var names []string
-	for _, k := range Kinds() {
-		names = append(names, k.String())
-	}
-	if got := fmt.Sprint(names); got != "[SYNC ADD UPDATE GONE DIAGNOSIS WARNING NORMAL]" {
-		t.Errorf("kinds %s", got)
-	}
-	var pods []string
-	for _, k := range Kinds() {
-		if k.PodState() {
-			pods = append(pods, k.String())
-		}
-	}
-	if got := fmt.Sprint(pods); got != "[SYNC ADD UPDATE GONE]" {
-		t.Errorf("pod state kinds %s", got)
 	}
 }
 
@@ -604,8 +586,8 @@ func TestKindsTable(t *testing.T) {
 func BenchmarkUpdateToMessage(b *testing.B) {
 	updates := 0
 	c := newIdle(b, &recorder{}, false)
-	c.opts.Deliver = func(_ context.Context, msgs []Message) error {
-		if len(msgs) == 1 && msgs[0].Kind == Update {
+	c.opts.Deliver = func(_ context.Context, msgs []message.Message) error {
+		if len(msgs) == 1 && msgs[0].Type == message.Update {
 			updates++
 		}
 		return nil

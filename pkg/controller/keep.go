@@ -7,6 +7,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -21,7 +22,7 @@ type Keep func(meta *metav1.ObjectMeta) bool
 // user sees them: a pod shown for the first time is added (an UPDATE is
 // an ADD), a pod no longer kept, or gone, leaves with a GONE, and a pod
 // never shown leaves without one. Work follows only the messages kept.
-func (c *Controller) keep(k cache.ObjectName, msgs []Message) []Message {
+func (c *Controller) keep(k cache.ObjectName, msgs []message.Message) []message.Message {
 	if c.opts.Keep == nil {
 		return msgs
 	}
@@ -31,19 +32,19 @@ func (c *Controller) keep(k cache.ObjectName, msgs []Message) []Message {
 	for _, m := range msgs {
 		shown := c.shown[k]
 		switch {
-		case m.Kind == Gone:
+		case m.Type == message.Gone:
 			if shown {
 				out = append(out, m)
 				delete(c.shown, k)
 			}
 		case c.opts.Keep(m.Row.Meta()):
-			if !shown && m.Kind == Update {
-				m.Kind = Add
+			if !shown && m.Type == message.Update {
+				m.Type = message.Add
 			}
 			c.shown[k] = true
 			out = append(out, m)
 		case shown:
-			out = append(out, Message{Kind: Gone, Key: k, Row: m.Row})
+			out = append(out, message.Message{Type: message.Gone, Key: k, Row: m.Row})
 			delete(c.shown, k)
 		}
 	}
@@ -86,7 +87,7 @@ func (c *Controller) Recheck(namespace string) <-chan struct{} {
 		if c.pending[k] == nil {
 			// A key with a message pending is judged by Keep when a
 			// worker takes it.
-			c.pending[k] = &pending{kind: Update, row: row}
+			c.pending[k] = &pending{typ: message.Update, row: row}
 			c.queue.Add(k)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -57,7 +59,7 @@ type Diagnoser struct {
 
 type partial struct {
 	uid types.UID
-	d   *Diagnosis
+	d   *diagnosis.Diagnosis
 	// todo are the reads still to do: container names, and eventsRead.
 	todo map[string]bool
 }
@@ -91,7 +93,7 @@ func New(opts Options) *Diagnoser {
 // nil, nil when there is nothing to do (no failure, or this failure was
 // diagnosed already); and a *RetryError when a read failed in a way that
 // may pass, keeping what was read for the next attempt.
-func (d *Diagnoser) Diagnose(ctx context.Context, key string, pod *corev1.Pod) (*Diagnosis, error) {
+func (d *Diagnoser) Diagnose(ctx context.Context, key string, pod *corev1.Pod) (*diagnosis.Diagnosis, error) {
 	d.mu.Lock()
 	p, ok := d.start(key, pod)
 	d.mu.Unlock()
@@ -125,13 +127,13 @@ func (d *Diagnoser) start(key string, pod *corev1.Pod) (*partial, bool) {
 	if p := d.partial[key]; p != nil && p.uid == pod.UID && samePartsOf(p.d.Failure, f) {
 		return p, true
 	}
-	p := &partial{uid: pod.UID, todo: map[string]bool{eventsRead: true}, d: &Diagnosis{
-		Kind:     Kind,
-		Metadata: Meta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
+	p := &partial{uid: pod.UID, todo: map[string]bool{eventsRead: true}, d: &diagnosis.Diagnosis{
+		Kind:     diagnosis.Kind,
+		Metadata: diagnosis.Meta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
 		Reason:   f.Reason, Failure: f, Events: []check.EventExplanation{},
 	}}
 	for _, c := range f.Containers {
-		p.d.Containers = append(p.d.Containers, Container{Name: c.Name, Init: c.Init, Reason: c.Reason, RestartCount: c.RestartCount})
+		p.d.Containers = append(p.d.Containers, diagnosis.Container{Name: c.Name, Init: c.Init, Reason: c.Reason, RestartCount: c.RestartCount})
 		if c.HasLog && d.opts.LogLines > 0 {
 			p.todo[c.Name] = true
 		}
@@ -140,7 +142,7 @@ func (d *Diagnoser) start(key string, pod *corev1.Pod) (*partial, bool) {
 	return p, true
 }
 
-func samePartsOf(a, b Failure) bool {
+func samePartsOf(a, b diagnosis.Failure) bool {
 	if len(a.Parts) != len(b.Parts) {
 		return false
 	}
@@ -168,7 +170,7 @@ func (d *Diagnoser) read(ctx context.Context, key string, pod *corev1.Pod, p *pa
 			continue
 		}
 		if err != nil {
-			tail = &check.LogTail{Previous: c.Previous, Lines: []string{}, Error: check.OneLine(err.Error(), 0)}
+			tail = &check.LogTail{Previous: c.Previous, Lines: []string{}, Error: text.OneLine(err.Error(), 0)}
 		}
 		d.mu.Lock()
 		p.d.Containers[i].Logs = tail
@@ -182,7 +184,7 @@ func (d *Diagnoser) read(ctx context.Context, key string, pod *corev1.Pod, p *pa
 		} else {
 			d.mu.Lock()
 			if err != nil {
-				p.d.Missing = append(p.d.Missing, "events: "+check.OneLine(err.Error(), 0))
+				p.d.Missing = append(p.d.Missing, "events: "+text.OneLine(err.Error(), 0))
 			} else {
 				p.d.Events = check.ExplainEvents(d.opts.Now(), events)
 			}
@@ -223,7 +225,7 @@ func later(a, b *RetryError) *RetryError {
 }
 
 // readLog reads a container's log unless the namespace refused logs before.
-func (d *Diagnoser) readLog(ctx context.Context, pod *corev1.Pod, c FailedContainer) (*check.LogTail, error) {
+func (d *Diagnoser) readLog(ctx context.Context, pod *corev1.Pod, c diagnosis.FailedContainer) (*check.LogTail, error) {
 	if err := d.knownRefusal(pod.Namespace, resourceLogs); err != nil {
 		return nil, err
 	}
@@ -266,11 +268,11 @@ func (d *Diagnoser) refused(namespace, resource string, err error) {
 	if d.opts.Cluster != "" {
 		where = " in context " + d.opts.Cluster
 	}
-	fmt.Fprintf(d.opts.Warn, "warning: cannot read %s%s: %s; diagnoses go on without them\n", resource, where, check.SafeLine(err.Error(), 0))
+	fmt.Fprintf(d.opts.Warn, "warning: cannot read %s%s: %s; diagnoses go on without them\n", resource, where, text.SafeLine(err.Error(), 0))
 }
 
 // complete records the diagnosis as done and hands it out.
-func (d *Diagnoser) complete(key string, uid types.UID, p *partial) *Diagnosis {
+func (d *Diagnoser) complete(key string, uid types.UID, p *partial) *diagnosis.Diagnosis {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.partial[key] == p {
@@ -284,11 +286,11 @@ func (d *Diagnoser) complete(key string, uid types.UID, p *partial) *Diagnosis {
 // was read is kept, each read still to do is noted with err, and the
 // diagnosis is handed out like a complete one (nil when none was going
 // on).
-func (d *Diagnoser) GiveUp(key string, err error) *Diagnosis {
+func (d *Diagnoser) GiveUp(key string, err error) *diagnosis.Diagnosis {
 	d.mu.Lock()
 	p := d.partial[key]
 	if p != nil {
-		why := check.OneLine(err.Error(), 0)
+		why := text.OneLine(err.Error(), 0)
 		for i := range p.d.Containers {
 			if c := &p.d.Containers[i]; p.todo[c.Name] {
 				c.Logs = &check.LogTail{Lines: []string{}, Error: why}

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 )
 
 var now = time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
@@ -106,7 +108,7 @@ func TestDiagnoseCrashLoop(t *testing.T) {
 	if len(got.Events) != 1 || got.Events[0].Reason != "BackOff" || got.Events[0].Age != "3s" {
 		t.Errorf("events = %+v", got.Events)
 	}
-	if got.Reason != "CrashLoopBackOff" || got.Kind != Kind || got.Key() != "shop/web-1" || len(got.Missing) != 0 {
+	if got.Reason != "CrashLoopBackOff" || got.Kind != diagnosis.Kind || got.Key() != "shop/web-1" || len(got.Missing) != 0 {
 		t.Errorf("diagnosis = %+v", got)
 	}
 	// The same crash again: nothing to do, no request.

@@ -12,6 +12,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 )
 
 // waitingFailures are the waiting reasons of a container that cannot run:
@@ -25,8 +27,8 @@ var waitingFailures = map[string]bool{
 // one of waitingFailures, a container terminated with a non-zero exit
 // code or OOMKilled, phase Failed, or PodScheduled=False for Unschedulable.
 // The pod is only read.
-func Of(pod *corev1.Pod) (Failure, bool) {
-	var f Failure
+func Of(pod *corev1.Pod) (diagnosis.Failure, bool) {
+	var f diagnosis.Failure
 	statuses := [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses}
 	for i, list := range statuses {
 		for j := range list {
@@ -49,7 +51,7 @@ func Of(pod *corev1.Pod) (Failure, bool) {
 	case unschedulable(pod):
 		f.Reason = corev1.PodReasonUnschedulable
 	default:
-		return Failure{}, false
+		return diagnosis.Failure{}, false
 	}
 	f.Parts = []string{"pod:" + f.Reason}
 	return f, true
@@ -61,8 +63,8 @@ func Of(pod *corev1.Pod) (Failure, bool) {
 // its current instance) and again in CrashLoopBackOff (its previous
 // instance, which is what `kubectl logs --previous` shows), then no more
 // until the next crash.
-func failedContainer(cs *corev1.ContainerStatus, init bool) (FailedContainer, string, bool) {
-	c := FailedContainer{Name: cs.Name, Init: init, RestartCount: cs.RestartCount}
+func failedContainer(cs *corev1.ContainerStatus, init bool) (diagnosis.FailedContainer, string, bool) {
+	c := diagnosis.FailedContainer{Name: cs.Name, Init: init, RestartCount: cs.RestartCount}
 	switch s := cs.State; {
 	case s.Waiting != nil && waitingFailures[s.Waiting.Reason]:
 		c.Reason = s.Waiting.Reason
@@ -102,7 +104,7 @@ type seenPod struct {
 
 // Covers reports whether every part of f was diagnosed for this pod (this
 // UID: a pod created again under the same name starts afresh).
-func (s *Seen) Covers(key string, uid types.UID, f Failure) bool {
+func (s *Seen) Covers(key string, uid types.UID, f diagnosis.Failure) bool {
 	p := s.pods[key]
 	if p == nil || p.uid != uid {
 		return false
@@ -116,7 +118,7 @@ func (s *Seen) Covers(key string, uid types.UID, f Failure) bool {
 }
 
 // Add records that f was diagnosed.
-func (s *Seen) Add(key string, uid types.UID, f Failure) {
+func (s *Seen) Add(key string, uid types.UID, f diagnosis.Failure) {
 	if s.pods == nil {
 		s.pods = map[string]*seenPod{}
 	}

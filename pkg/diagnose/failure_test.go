@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 )
 
 func testPod(opts ...func(*corev1.Pod)) *corev1.Pod {
@@ -44,26 +46,26 @@ func TestOf(t *testing.T) {
 	cases := []struct {
 		name string
 		pod  *corev1.Pod
-		want Failure
+		want diagnosis.Failure
 		ok   bool
 	}{
-		{"running", testPod(status(corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})), Failure{}, false},
-		{"creating", testPod(status(waitingFor("ContainerCreating"))), Failure{}, false},
-		{"completed", testPod(status(corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}})), Failure{}, false},
-		{"error", testPod(status(crashed(0))), Failure{Reason: "Error",
-			Containers: []FailedContainer{{Name: "app", Reason: "Error", HasLog: true}}, Parts: []string{"app#0:Error"}}, true},
-		{"crash loop", testPod(status(backOff(3))), Failure{Reason: "CrashLoopBackOff",
-			Containers: []FailedContainer{{Name: "app", Reason: "CrashLoopBackOff", RestartCount: 3, HasLog: true, Previous: true}}, Parts: []string{"app#3:CrashLoopBackOff"}}, true},
-		{"oom", testPod(status(oom)), Failure{Reason: "OOMKilled",
-			Containers: []FailedContainer{{Name: "app", Reason: "OOMKilled", HasLog: true}}, Parts: []string{"app#0:OOMKilled"}}, true},
-		{"image pull", testPod(status(waitingFor("ImagePullBackOff"))), Failure{Reason: "ImagePullBackOff",
-			Containers: []FailedContainer{{Name: "app", Reason: "ImagePullBackOff"}}, Parts: []string{"app#0:ImagePullBackOff"}}, true},
+		{"running", testPod(status(corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})), diagnosis.Failure{}, false},
+		{"creating", testPod(status(waitingFor("ContainerCreating"))), diagnosis.Failure{}, false},
+		{"completed", testPod(status(corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}})), diagnosis.Failure{}, false},
+		{"error", testPod(status(crashed(0))), diagnosis.Failure{Reason: "Error",
+			Containers: []diagnosis.FailedContainer{{Name: "app", Reason: "Error", HasLog: true}}, Parts: []string{"app#0:Error"}}, true},
+		{"crash loop", testPod(status(backOff(3))), diagnosis.Failure{Reason: "CrashLoopBackOff",
+			Containers: []diagnosis.FailedContainer{{Name: "app", Reason: "CrashLoopBackOff", RestartCount: 3, HasLog: true, Previous: true}}, Parts: []string{"app#3:CrashLoopBackOff"}}, true},
+		{"oom", testPod(status(oom)), diagnosis.Failure{Reason: "OOMKilled",
+			Containers: []diagnosis.FailedContainer{{Name: "app", Reason: "OOMKilled", HasLog: true}}, Parts: []string{"app#0:OOMKilled"}}, true},
+		{"image pull", testPod(status(waitingFor("ImagePullBackOff"))), diagnosis.Failure{Reason: "ImagePullBackOff",
+			Containers: []diagnosis.FailedContainer{{Name: "app", Reason: "ImagePullBackOff"}}, Parts: []string{"app#0:ImagePullBackOff"}}, true},
 		{"evicted", testPod(func(p *corev1.Pod) { p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted" }),
-			Failure{Reason: "Evicted", Parts: []string{"pod:Evicted"}}, true},
+			diagnosis.Failure{Reason: "Evicted", Parts: []string{"pod:Evicted"}}, true},
 		{"unschedulable", testPod(func(p *corev1.Pod) {
 			p.Status.Phase = corev1.PodPending
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable"}}
-		}), Failure{Reason: "Unschedulable", Parts: []string{"pod:Unschedulable"}}, true},
+		}), diagnosis.Failure{Reason: "Unschedulable", Parts: []string{"pod:Unschedulable"}}, true},
 	}
 	for _, c := range cases {
 		got, ok := Of(c.pod)

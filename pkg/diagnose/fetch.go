@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
@@ -39,7 +40,7 @@ const cutMark = "…"
 // previous instance when asked, in one request: client-go's own retries
 // are off (MaxRetries(0)), since the caller's queue retries with its
 // rate limiter and honours Retry-After without holding a worker.
-func fetchLog(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, c FailedContainer, lines int) (*check.LogTail, error) {
+func fetchLog(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, c diagnosis.FailedContainer, lines int) (*check.LogTail, error) {
 	tail := int64(lines)
 	opts := &corev1.PodLogOptions{Container: c.Name, Previous: c.Previous, TailLines: &tail}
 	body, err := client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).MaxRetries(0).Stream(ctx)

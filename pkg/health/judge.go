@@ -13,8 +13,8 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
-// Kind is what discovery says of an object's kind.
-type Kind struct {
+// Discovery is what discovery says of an object's kind.
+type Discovery struct {
 	// BuiltIn: served by Kubernetes itself (in client-go's scheme), not a
 	// custom resource.
 	BuiltIn bool
@@ -42,7 +42,7 @@ const (
 // kstatus cannot read, waits with a message that says what is missing
 // and asks for a health rule, except an object with no status whose kind
 // has no status subresource: it is met once it exists.
-func (rs *Rules) Judge(obj *unstructured.Unstructured, k Kind) check.Rollout {
+func (rs *Rules) Judge(obj *unstructured.Unstructured, d Discovery) check.Rollout {
 	if obj == nil {
 		return check.Rollout{State: check.Pending, Message: "does not exist (yet)", Rule: RuleExists}
 	}
@@ -52,7 +52,7 @@ func (rs *Rules) Judge(obj *unstructured.Unstructured, k Kind) check.Rollout {
 			return r.judge(obj)
 		}
 	}
-	return judgeKstatus(obj, gk, k)
+	return judgeKstatus(obj, gk, d)
 }
 
 // judge is Flux's evaluation of a rule: a status.observedGeneration that
@@ -149,11 +149,11 @@ func short(src string) string {
 }
 
 // judgeKstatus judges obj by kstatus's conventions.
-func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, k Kind) check.Rollout {
+func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, d Discovery) check.Rollout {
 	out := check.Rollout{State: check.Pending, Rule: RuleKstatus}
 	res, err := status.Compute(obj)
 	if err != nil {
-		if k.BuiltIn {
+		if d.BuiltIn {
 			out.Message = "kstatus cannot compute its status: " + oneLine(err.Error())
 			return out
 		}
@@ -162,12 +162,12 @@ func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, k Kind) c
 	}
 	switch res.Status {
 	case status.CurrentStatus:
-		if why := noAddress(obj, gk, k); why != "" {
+		if why := noAddress(obj, gk, d); why != "" {
 			out.Message = why
 			return out
 		}
-		if !k.BuiltIn && silent(obj) {
-			if !hasStatus(obj) && !k.HasStatus {
+		if !d.BuiltIn && silent(obj) {
+			if !hasStatus(obj) && !d.HasStatus {
 				return check.Rollout{State: check.Met, Message: "exists; its kind has no status", Rule: RuleExists}
 			}
 			out.Message = missing(obj) + ": podsync cannot tell when it is ready; " + hint(gk)
@@ -300,8 +300,8 @@ func hint(gk schema.GroupKind) string {
 // noAddress says what a LoadBalancer Service or an Ingress waits for while
 // it has no address: kstatus calls them current once they exist, but
 // nothing can reach them yet.
-func noAddress(obj *unstructured.Unstructured, gk schema.GroupKind, k Kind) string {
-	if !k.BuiltIn {
+func noAddress(obj *unstructured.Unstructured, gk schema.GroupKind, d Discovery) string {
+	if !d.BuiltIn {
 		return ""
 	}
 	switch gk {

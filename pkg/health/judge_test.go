@@ -13,10 +13,10 @@ import (
 )
 
 var (
-	customKind     = Kind{HasStatus: true}
-	customNoStatus = Kind{}
-	builtInKind    = Kind{BuiltIn: true, HasStatus: true}
-	builtInNoSt    = Kind{BuiltIn: true}
+	customKind     = Discovery{HasStatus: true}
+	customNoStatus = Discovery{}
+	builtInKind    = Discovery{BuiltIn: true, HasStatus: true}
+	builtInNoSt    = Discovery{BuiltIn: true}
 )
 
 // kstatusState is the state the conventions give a kstatus status.
@@ -31,9 +31,9 @@ func kstatusState(s status.Status) check.State {
 }
 
 type sideBySide struct {
-	name string
-	obj  *unstructured.Unstructured
-	kind Kind
+	name      string
+	obj       *unstructured.Unstructured
+	discovery Discovery
 	// kstatus is what status.Compute says: a status, or "error".
 	kstatus string
 	state   check.State
@@ -48,61 +48,61 @@ func sideBySideCases() []sideBySide {
 	return []sideBySide{
 		// Rollout-like: kstatus cannot read the string observedGeneration.
 		{name: "Rollout-like Healthy", obj: rolloutLike(2, "2", "Healthy", cond("Progressing", "True", "NewReplicaSetAvailable", ""), cond("Healthy", "True", "", "")),
-			kind: customKind, kstatus: "error", state: check.Pending, rule: "kstatus", silent: true,
+			discovery: customKind, kstatus: "error", state: check.Pending, rule: "kstatus", silent: true,
 			msg: `its status.observedGeneration is a string ("2"), not a number, so kstatus cannot read its status: podsync cannot tell when it is ready; give a health rule for Rollout.argoproj.io (--health-rules)`},
 		{name: "Rollout-like Degraded", obj: rolloutLike(2, "2", "Degraded", cond("Progressing", "False", "RolloutAborted", "")),
-			kind: customKind, kstatus: "error", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Rollout.argoproj.io"},
+			discovery: customKind, kstatus: "error", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Rollout.argoproj.io"},
 		{name: "Rollout-like Progressing", obj: rolloutLike(3, "3", "Progressing", cond("Progressing", "True", "ReplicaSetUpdated", "")),
-			kind: customKind, kstatus: "error", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Rollout.argoproj.io"},
+			discovery: customKind, kstatus: "error", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Rollout.argoproj.io"},
 		{name: "Rollout-like Healthy, generation 3 not observed", obj: rolloutLike(3, "2", "Healthy", cond("Healthy", "True", "", "")),
-			kind: customKind, kstatus: "error", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Rollout.argoproj.io"},
+			discovery: customKind, kstatus: "error", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Rollout.argoproj.io"},
 		// Certificate-like: the Ready condition.
 		{name: "Certificate-like Ready=True", obj: certificateLike(cond("Ready", "True", "Ready", "Certificate is up to date and has not expired")),
-			kind: customKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Resource is Ready"},
+			discovery: customKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Resource is Ready"},
 		{name: "Certificate-like Ready=False", obj: certificateLike(cond("Ready", "False", "DoesNotExist", "Issuing certificate as Secret does not exist")),
-			kind: customKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "Issuing certificate as Secret does not exist"},
+			discovery: customKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "Issuing certificate as Secret does not exist"},
 		{name: "Certificate-like Issuing, no Ready yet", obj: certificateLike(cond("Issuing", "True", "DoesNotExist", "")),
-			kind: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true,
+			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true,
 			msg: "its status has conditions Issuing but no Ready, Reconciling or Stalled condition and no numeric observedGeneration: podsync cannot tell when it is ready; give a health rule for Certificate.cert-manager.io (--health-rules)"},
 		{name: "Certificate-like, no status yet", obj: certificateLike(),
-			kind: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true,
+			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true,
 			msg: "it has no status yet: podsync waits for a Ready, Reconciling or Stalled condition or a numeric observedGeneration; if its controller never writes one, give a health rule for Certificate.cert-manager.io (--health-rules)"},
 		// kstatus's own conventions.
 		{name: "conventions: generation not observed", obj: conventional(2, 1),
-			kind: customKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "Database generation is 2, but latest observed generation is 1"},
+			discovery: customKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "Database generation is 2, but latest observed generation is 1"},
 		{name: "conventions: Reconciling=True", obj: conventional(2, 2, cond("Reconciling", "True", "Provisioning", "creating the primary")),
-			kind: customKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "creating the primary"},
+			discovery: customKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "creating the primary"},
 		{name: "conventions: Stalled=True", obj: conventional(2, 2, cond("Stalled", "True", "QuotaExceeded", "storage quota exceeded")),
-			kind: customKind, kstatus: "Failed", state: check.Failed, rule: "kstatus", msg: "storage quota exceeded"},
+			discovery: customKind, kstatus: "Failed", state: check.Failed, rule: "kstatus", msg: "storage quota exceeded"},
 		{name: "conventions: observed, no condition", obj: conventional(2, 2),
-			kind: customKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Resource is current"},
+			discovery: customKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Resource is current"},
 		{name: "conventions: Reconciling=False, Stalled=False", obj: conventional(2, 2, cond("Reconciling", "False", "", ""), cond("Stalled", "False", "", "")),
-			kind: customKind, kstatus: "Current", state: check.Met, rule: "kstatus"},
+			discovery: customKind, kstatus: "Current", state: check.Met, rule: "kstatus"},
 		{name: "conventions: being deleted", obj: func() *unstructured.Unstructured {
 			u := conventional(2, 2)
 			u.Object["metadata"].(m)["deletionTimestamp"] = "2026-01-01T00:00:00Z"
 			return u
-		}(), kind: customKind, kstatus: "Terminating", state: check.Pending, rule: "kstatus", msg: "is being deleted"},
+		}(), discovery: customKind, kstatus: "Terminating", state: check.Pending, rule: "kstatus", msg: "is being deleted"},
 		// No status at all.
 		{name: "no status, kind without status subresource", obj: statusless(),
-			kind: customNoStatus, kstatus: "Current", state: check.Met, rule: "exists", msg: "exists; its kind has no status"},
+			discovery: customNoStatus, kstatus: "Current", state: check.Met, rule: "exists", msg: "exists; its kind has no status"},
 		{name: "no status, kind with status subresource", obj: statusless(),
-			kind: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Setting.config.example.com"},
+			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Setting.config.example.com"},
 		// Built-in kinds follow kstatus exactly.
-		{name: "ConfigMap", obj: builtIn("v1", "ConfigMap", nil, nil), kind: builtInNoSt, kstatus: "Current", state: check.Met, rule: "kstatus"},
-		{name: "Secret", obj: builtIn("v1", "Secret", nil, nil), kind: builtInNoSt, kstatus: "Current", state: check.Met, rule: "kstatus"},
-		{name: "ServiceAccount", obj: builtIn("v1", "ServiceAccount", nil, nil), kind: builtInNoSt, kstatus: "Current", state: check.Met, rule: "kstatus"},
-		{name: "ClusterRole", obj: builtIn("rbac.authorization.k8s.io/v1", "ClusterRole", nil, nil), kind: builtInNoSt, kstatus: "Current", state: check.Met, rule: "kstatus"},
-		{name: "PVC Pending", obj: builtIn("v1", "PersistentVolumeClaim", m{}, m{"phase": "Pending"}), kind: builtInKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "PVC is not Bound. phase: Pending"},
-		{name: "PVC Bound", obj: builtIn("v1", "PersistentVolumeClaim", m{}, m{"phase": "Bound"}), kind: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "PVC is Bound"},
-		{name: "Service LoadBalancer, no clusterIP", obj: builtIn("v1", "Service", m{"type": "LoadBalancer"}, m{"loadBalancer": m{}}), kind: builtInKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus"},
+		{name: "ConfigMap", obj: builtIn("v1", "ConfigMap", nil, nil), discovery: builtInNoSt, kstatus: "Current", state: check.Met, rule: "kstatus"},
+		{name: "Secret", obj: builtIn("v1", "Secret", nil, nil), discovery: builtInNoSt, kstatus: "Current", state: check.Met, rule: "kstatus"},
+		{name: "ServiceAccount", obj: builtIn("v1", "ServiceAccount", nil, nil), discovery: builtInNoSt, kstatus: "Current", state: check.Met, rule: "kstatus"},
+		{name: "ClusterRole", obj: builtIn("rbac.authorization.k8s.io/v1", "ClusterRole", nil, nil), discovery: builtInNoSt, kstatus: "Current", state: check.Met, rule: "kstatus"},
+		{name: "PVC Pending", obj: builtIn("v1", "PersistentVolumeClaim", m{}, m{"phase": "Pending"}), discovery: builtInKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "PVC is not Bound. phase: Pending"},
+		{name: "PVC Bound", obj: builtIn("v1", "PersistentVolumeClaim", m{}, m{"phase": "Bound"}), discovery: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "PVC is Bound"},
+		{name: "Service LoadBalancer, no clusterIP", obj: builtIn("v1", "Service", m{"type": "LoadBalancer"}, m{"loadBalancer": m{}}), discovery: builtInKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus"},
 		// kstatus calls a LoadBalancer Service and an Ingress current
 		// before they have an address; nothing can reach them yet.
-		{name: "Service LoadBalancer, clusterIP, no ingress", obj: builtIn("v1", "Service", m{"type": "LoadBalancer", "clusterIP": "10.0.0.7"}, m{"loadBalancer": m{}}), kind: builtInKind, kstatus: "Current", state: check.Pending, rule: "kstatus", msg: "waiting for its load balancer's address", silent: true},
-		{name: "Service LoadBalancer with an address", obj: builtIn("v1", "Service", m{"type": "LoadBalancer", "clusterIP": "10.0.0.7"}, m{"loadBalancer": m{"ingress": []any{m{"ip": "192.0.2.1"}}}}), kind: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Service is ready"},
-		{name: "Ingress, no address", obj: builtIn("networking.k8s.io/v1", "Ingress", m{}, m{"loadBalancer": m{}}), kind: builtInKind, kstatus: "Current", state: check.Pending, rule: "kstatus", msg: "waiting for its load balancer's address", silent: true},
-		{name: "Ingress with an address", obj: builtIn("networking.k8s.io/v1", "Ingress", m{}, m{"loadBalancer": m{"ingress": []any{m{"hostname": "lb.example"}}}}), kind: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Resource is current"},
-		{name: "CronJob", obj: builtIn("batch/v1", "CronJob", m{}, nil), kind: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus"},
+		{name: "Service LoadBalancer, clusterIP, no ingress", obj: builtIn("v1", "Service", m{"type": "LoadBalancer", "clusterIP": "10.0.0.7"}, m{"loadBalancer": m{}}), discovery: builtInKind, kstatus: "Current", state: check.Pending, rule: "kstatus", msg: "waiting for its load balancer's address", silent: true},
+		{name: "Service LoadBalancer with an address", obj: builtIn("v1", "Service", m{"type": "LoadBalancer", "clusterIP": "10.0.0.7"}, m{"loadBalancer": m{"ingress": []any{m{"ip": "192.0.2.1"}}}}), discovery: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Service is ready"},
+		{name: "Ingress, no address", obj: builtIn("networking.k8s.io/v1", "Ingress", m{}, m{"loadBalancer": m{}}), discovery: builtInKind, kstatus: "Current", state: check.Pending, rule: "kstatus", msg: "waiting for its load balancer's address", silent: true},
+		{name: "Ingress with an address", obj: builtIn("networking.k8s.io/v1", "Ingress", m{}, m{"loadBalancer": m{"ingress": []any{m{"hostname": "lb.example"}}}}), discovery: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Resource is current"},
+		{name: "CronJob", obj: builtIn("batch/v1", "CronJob", m{}, nil), discovery: builtInKind, kstatus: "Current", state: check.Met, rule: "kstatus"},
 	}
 }
 
@@ -127,7 +127,7 @@ func TestSideBySideWithKstatus(t *testing.T) {
 			if ks != tc.kstatus {
 				t.Fatalf("kstatus Compute = %s (%v), the fixture expects %s", ks, err, tc.kstatus)
 			}
-			v := (*Rules)(nil).Judge(tc.obj, tc.kind)
+			v := (*Rules)(nil).Judge(tc.obj, tc.discovery)
 			if v.State != tc.state || v.Rule != tc.rule || !strings.Contains(v.Message, tc.msg) {
 				t.Errorf("Judge = %v %q (rule %q), want %v (rule %q) with %q", v.State, v.Message, v.Rule, tc.state, tc.rule, tc.msg)
 			}
@@ -143,7 +143,7 @@ func TestSideBySideWithKstatus(t *testing.T) {
 				mark = "no: podsync names what is missing"
 			}
 			ruled := "same"
-			if w := withRule.Judge(tc.obj, tc.kind); w.Rule != v.Rule {
+			if w := withRule.Judge(tc.obj, tc.discovery); w.Rule != v.Rule {
 				ruled = fmt.Sprintf("%s: %s", w.State, w.Message)
 			}
 			rows = append(rows, fmt.Sprintf("| %s | %s | %s: %s (%s) | %s | %s |", tc.name, got, v.State, v.Message, v.Rule, mark, ruled))
@@ -170,8 +170,8 @@ func TestJudgeReadsOnly(t *testing.T) {
 	rs := mustParse(t, rolloutRules)
 	for _, tc := range sideBySideCases() {
 		before := tc.obj.DeepCopy()
-		rs.Judge(tc.obj, tc.kind)
-		(*Rules)(nil).Judge(tc.obj, tc.kind)
+		rs.Judge(tc.obj, tc.discovery)
+		(*Rules)(nil).Judge(tc.obj, tc.discovery)
 		if !equalObjects(before, tc.obj) {
 			t.Errorf("%s: Judge changed the object", tc.name)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 func TestTableLinesHaveNoTrailingSpaces(t *testing.T) {
@@ -39,7 +39,7 @@ func TestFailingTemplatePrintsNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bad := controller.Message{Kind: controller.Sync, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "1")}
+		bad := message.Message{Type: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "1")}
 		err = w.Write(bad)
 		if err == nil {
 			t.Fatalf("%v: no error for a pod without the label", args)
@@ -47,7 +47,7 @@ func TestFailingTemplatePrintsNothing(t *testing.T) {
 		if msg := err.Error(); strings.Contains(msg, "\n") || strings.Contains(msg, "object given") || !strings.Contains(msg, "missing") {
 			t.Errorf("%v: want a short one-line error naming the key, got %q", args, msg)
 		}
-		good := controller.Message{Kind: controller.Add, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")}
+		good := message.Message{Type: message.Add, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")}
 		good.Row.Meta().Labels["missing"] = "here"
 		if err := w.Write(good); err != nil {
 			t.Fatal(err)
@@ -72,7 +72,7 @@ func TestCustomColumnsMatchKubectl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Write(controller.Message{Kind: controller.Sync, Key: shopKey("web-1"), Row: r}); err != nil {
+	if err := w.Write(message.Message{Type: message.Sync, Key: shopKey("web-1"), Row: r}); err != nil {
 		t.Fatal(err)
 	}
 	want := "NAME    NODE     CREATED\nweb-1   <none>   2026-12-02T11:58:30Z\n"

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/printers"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 // ColorWanted decides --color: auto colours only a terminal, and never when
@@ -23,32 +23,32 @@ func ColorWanted(mode string, out io.Writer) bool {
 
 const colorReset = "\x1b[0m"
 
-// kindStyles are each message kind's word after pod/NAME in -o name, and
+// typeStyles are each message type's word after pod/NAME in -o name, and
 // the colour of its name in the EVENT column.
-var kindStyles = map[controller.Kind]struct{ verb, color string }{
-	controller.Sync:      {"synced", "\x1b[34m"},
-	controller.Add:       {"added", "\x1b[32m"},
-	controller.Update:    {"updated", "\x1b[33m"},
-	controller.Gone:      {"gone", "\x1b[31m"},
-	controller.Diagnosis: {"diagnosed", "\x1b[36m"},
-	controller.Warning:   {"warning", "\x1b[35m"},
-	controller.Normal:    {"normal", "\x1b[90m"},
+var typeStyles = map[message.Type]struct{ verb, color string }{
+	message.Sync:      {"synced", "\x1b[34m"},
+	message.Add:       {"added", "\x1b[32m"},
+	message.Update:    {"updated", "\x1b[33m"},
+	message.Gone:      {"gone", "\x1b[31m"},
+	message.Diagnosis: {"diagnosed", "\x1b[36m"},
+	message.Warning:   {"warning", "\x1b[35m"},
+	message.Normal:    {"normal", "\x1b[90m"},
 }
 
 // verb is the word -o name prints after pod/NAME.
-func verb(k controller.Kind) string {
-	if st, ok := kindStyles[k]; ok {
+func verb(k message.Type) string {
+	if st, ok := typeStyles[k]; ok {
 		return st.verb
 	}
 	return "changed"
 }
 
-// eventColors maps each kind's name, as it starts a table line, to its
+// eventColors maps each type's name, as it starts a table line, to its
 // colour.
 func eventColors() map[string]string {
 	m := map[string]string{}
-	for _, k := range controller.Kinds() {
-		m[k.String()] = kindStyles[k].color
+	for _, k := range message.Types() {
+		m[k.String()] = typeStyles[k].color
 	}
 	return m
 }

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 // A run over several contexts names each message's context: a CONTEXT
@@ -41,7 +41,7 @@ func (w *Writer) multi() bool { return len(w.opts.Contexts) > 1 }
 
 // messageContext is the context a message names in the output, "" with
 // one context.
-func (w *Writer) messageContext(msg controller.Message) string {
+func (w *Writer) messageContext(msg message.Message) string {
 	if !w.multi() {
 		return ""
 	}
@@ -75,8 +75,8 @@ func (w *Writer) leadColumns() []metav1.TableColumnDefinition {
 }
 
 // appendLeadCells appends the cells of leadColumns for one message.
-func (w *Writer) appendLeadCells(cells []any, msg controller.Message, meta *metav1.ObjectMeta) []any {
-	cells = append(cells, fmt.Sprintf("%-6s", msg.Kind))
+func (w *Writer) appendLeadCells(cells []any, msg message.Message, meta *metav1.ObjectMeta) []any {
+	cells = append(cells, fmt.Sprintf("%-6s", msg.Type))
 	if w.multi() {
 		cells = append(cells, msg.Context)
 	}
@@ -113,7 +113,7 @@ func (w *Writer) widenForContexts(names []string, widths []int) {
 
 // printEventEnvelope prints a YAML (or KYAML) event with its context: the
 // printers take the envelope as JSON, as they take a WatchEvent.
-func (w *Writer) printEventEnvelope(msg controller.Message, pod *corev1.Pod) error {
+func (w *Writer) printEventEnvelope(msg message.Message, pod *corev1.Pod) error {
 	envelope, err := w.envelope(msg, pod)
 	if err != nil {
 		return err
@@ -123,17 +123,17 @@ func (w *Writer) printEventEnvelope(msg controller.Message, pod *corev1.Pod) err
 
 // envelope is {"type","context","object"} for the printers, which take it
 // as JSON, as they take a WatchEvent.
-func (w *Writer) envelope(msg controller.Message, obj any) (runtime.Object, error) {
+func (w *Writer) envelope(msg message.Message, obj any) (runtime.Object, error) {
 	var envelope bytes.Buffer
-	if err := w.appendEventJSON(&envelope, msg.Kind, msg.Context, obj); err != nil {
+	if err := w.appendEventJSON(&envelope, msg.Type, msg.Context, obj); err != nil {
 		return nil, err
 	}
 	return &runtime.Unknown{Raw: envelope.Bytes(), ContentType: runtime.ContentTypeJSON}, nil
 }
 
 // printName prints pod/NAME VERB, after the context with several.
-func (w *Writer) printName(msg controller.Message, obj runtime.Object) error {
-	p := w.names[msg.Kind]
+func (w *Writer) printName(msg message.Message, obj runtime.Object) error {
+	p := w.names[msg.Type]
 	if !w.multi() {
 		return w.printWhole(p, obj)
 	}

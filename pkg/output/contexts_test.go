@@ -8,25 +8,25 @@ import (
 
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 var twoContexts = []string{"prod-eu", "staging"}
 
 // contextStream is the same pod shop/web-1 in two contexts, interleaved:
 // each context's CHANGES compare with its own previous state only.
-func contextStream() []controller.Message {
-	in := func(ctx string, m controller.Message) controller.Message {
+func contextStream() []message.Message {
+	in := func(ctx string, m message.Message) message.Message {
 		m.Context = ctx
 		return m
 	}
-	return []controller.Message{
-		in("prod-eu", controller.Message{Kind: controller.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Pending", "0", "<none>", "1")}),
-		in("staging", controller.Message{Kind: controller.Sync, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.9", "5")}),
-		in("prod-eu", controller.Message{Kind: controller.Update, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "2")}),
-		in("staging", controller.Message{Kind: controller.Update, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Terminating", "0", "10.0.0.9", "6")}),
-		in("staging", controller.Message{Kind: controller.Gone, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Terminating", "0", "10.0.0.9", "6")}),
-		in("prod-eu", controller.Message{Kind: controller.Add, Key: shopKey("web-2"), Row: row("web-2", "0/1", "ContainerCreating", "0", "<none>", "3")}),
+	return []message.Message{
+		in("prod-eu", message.Message{Type: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Pending", "0", "<none>", "1")}),
+		in("staging", message.Message{Type: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.9", "5")}),
+		in("prod-eu", message.Message{Type: message.Update, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "2")}),
+		in("staging", message.Message{Type: message.Update, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Terminating", "0", "10.0.0.9", "6")}),
+		in("staging", message.Message{Type: message.Gone, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Terminating", "0", "10.0.0.9", "6")}),
+		in("prod-eu", message.Message{Type: message.Add, Key: shopKey("web-2"), Row: row("web-2", "0/1", "ContainerCreating", "0", "<none>", "3")}),
 	}
 }
 
@@ -44,7 +44,7 @@ func renderContexts(t *testing.T, args []string, allNamespaces, color bool) stri
 	}
 	for _, m := range contextStream() {
 		if err := w.Write(m); err != nil {
-			t.Fatalf("Write %s %s: %v", m.Kind, m.Key, err)
+			t.Fatalf("Write %s %s: %v", m.Type, m.Key, err)
 		}
 	}
 	if err := w.Flush(); err != nil {

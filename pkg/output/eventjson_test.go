@@ -11,7 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -35,20 +35,20 @@ func TestEventJSONMatchesKubectlsPrinter(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pod := range []*corev1.Pod{row("web-2", "0/1", "Pending", "0", "<none>", "1").Pod(), odd, {}} {
-		for _, kind := range []controller.Kind{controller.Sync, controller.Add, controller.Update, controller.Gone} {
+		for _, typ := range []message.Type{message.Sync, message.Add, message.Update, message.Gone} {
 			typed := typedPod(pod)
 			var want bytes.Buffer
 			p := &printers.OmitManagedFieldsPrinter{Delegate: &printers.JSONPrinter{}}
-			if err := p.PrintObj(&metav1.WatchEvent{Type: kind.String(), Object: runtime.RawExtension{Object: typed}}, &want); err != nil {
+			if err := p.PrintObj(&metav1.WatchEvent{Type: typ.String(), Object: runtime.RawExtension{Object: typed}}, &want); err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range []*wire.PodRow{wire.RowOf(typed), packed(t, typed)} {
 				w.buf.Reset()
-				if err := w.printJSON(controller.Message{Kind: kind, Row: r}); err != nil {
+				if err := w.printJSON(message.Message{Type: typ, Row: r}); err != nil {
 					t.Fatal(err)
 				}
 				if got := w.buf.String(); got != want.String() {
-					t.Errorf("%s %s (packed %v):\n got %s\nwant %s", kind, pod.Name, r.Raw != nil, got, want.String())
+					t.Errorf("%s %s (packed %v):\n got %s\nwant %s", typ, pod.Name, r.Raw != nil, got, want.String())
 				}
 			}
 		}
@@ -89,7 +89,7 @@ func BenchmarkEventJSON(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
 				w.buf.Reset()
-				if err := w.printJSON(controller.Message{Kind: controller.Update, Row: r}); err != nil {
+				if err := w.printJSON(message.Message{Type: message.Update, Row: r}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -11,9 +11,10 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -47,7 +48,7 @@ func FuzzGitHubOutput(f *testing.F) {
 	})
 }
 
-func fuzzMessages(a, b, c, d string) []controller.Message {
+func fuzzMessages(a, b, c, d string) []message.Message {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "shop", ResourceVersion: "1",
 			Annotations: map[string]string{"a": a, b: c}},
@@ -65,15 +66,15 @@ func fuzzMessages(a, b, c, d string) []controller.Message {
 		Events:     []check.EventExplanation{{Type: "Warning", Reason: c, Message: d, Count: 2}},
 		Missing:    []string{a},
 	}
-	return []controller.Message{
-		{Kind: controller.Sync, Key: shopKey("web-1"), Row: r},
-		{Kind: controller.Update, Key: shopKey("web-1"), Row: r2},
-		{Kind: controller.Diagnosis, Key: shopKey("web-1"), Row: r2, Diagnosis: diag},
-		{Kind: controller.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", a, b+"\n"+d, 1)},
+	return []message.Message{
+		{Type: message.Sync, Key: shopKey("web-1"), Row: r},
+		{Type: message.Update, Key: shopKey("web-1"), Row: r2},
+		{Type: message.Diagnosis, Key: shopKey("web-1"), Row: r2, Diagnosis: diag},
+		{Type: message.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", a, b+"\n"+d, 1)},
 	}
 }
 
-func fuzzRender(t *testing.T, args []string, msgs []controller.Message) string {
+func fuzzRender(t *testing.T, args []string, msgs []message.Message) string {
 	pf := get.NewGetPrintFlags()
 	if err := newFlagCommand(pf).ParseFlags(args); err != nil {
 		t.Fatal(err)
@@ -102,9 +103,9 @@ func fuzzSummary(t *testing.T, a, b, c, d string) {
 		Containers: []check.ContainerExplanation{{Name: a, State: "waiting", Reason: b, Message: c, Logs: &check.LogTail{Lines: []string{a, b, c, d}}}},
 		Events:     []check.EventExplanation{{Type: "Warning", Reason: c, Message: d, Count: 1}},
 	}}}
-	var text, out strings.Builder
-	_ = sum.WriteText(&text)
-	out.WriteString(check.StopCommands("TOKEN", check.Defuse(text.String())))
+	var report, out strings.Builder
+	_ = sum.WriteText(&report)
+	out.WriteString(check.StopCommands("TOKEN", text.Defuse(report.String())))
 	_ = sum.WriteAnnotations(&out)
 	for _, cmd := range ghrunner.Strict(out.String()) {
 		own := cmd.Line == "::stop-commands::TOKEN" || strings.HasPrefix(cmd.Line, "::error title=pod shop/web-1")

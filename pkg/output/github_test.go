@@ -14,9 +14,10 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -38,17 +39,17 @@ func hostileRow(rv string) *wire.PodRow {
 	return r
 }
 
-func hostileStream() []controller.Message {
+func hostileStream() []message.Message {
 	d := &diagnosis.Diagnosis{
 		Kind: diagnosis.Kind, Metadata: diagnosis.Meta{Name: "web-1", Namespace: "shop", UID: "uid-1"},
 		Containers: []diagnosis.Container{{Name: "app", Reason: "Error", Logs: &check.LogTail{Lines: strings.Split(evil, "\n")}}},
 		Events:     []check.EventExplanation{{Type: "Warning", Reason: "##[error]R", Message: evil, Count: 2}},
 	}
-	return []controller.Message{
-		{Kind: controller.Sync, Key: shopKey("web-1"), Row: hostileRow("1")},
-		{Kind: controller.Update, Key: shopKey("web-1"), Row: hostileRow("2")},
-		{Kind: controller.Diagnosis, Key: shopKey("web-1"), Row: hostileRow("2"), Diagnosis: d},
-		{Kind: controller.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", "##[error]x", evil, 1)},
+	return []message.Message{
+		{Type: message.Sync, Key: shopKey("web-1"), Row: hostileRow("1")},
+		{Type: message.Update, Key: shopKey("web-1"), Row: hostileRow("2")},
+		{Type: message.Diagnosis, Key: shopKey("web-1"), Row: hostileRow("2"), Diagnosis: d},
+		{Type: message.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Warning", "##[error]x", evil, 1)},
 	}
 }
 
@@ -65,7 +66,7 @@ func renderHostile(t *testing.T, args []string, token string) string {
 	}
 	for _, m := range hostileStream() {
 		if err := w.Write(m); err != nil {
-			t.Fatalf("Write %s: %v", m.Kind, err)
+			t.Fatalf("Write %s: %v", m.Type, err)
 		}
 	}
 	if err := w.End(); err != nil {
@@ -180,9 +181,9 @@ func TestTableEscapesControlCharacters(t *testing.T) {
 	first := row("web-1", "0/1", "Pending", "0", "<none>", "1")
 	second := row("web-1", "0/1", "Pending", "0", "<none>", "2")
 	second.Cells[2] = "Bell\x07Back\x08C1\u0085Csi\u009bDel\x7fRtl\u202eIso\u2066"
-	for _, m := range []controller.Message{
-		{Kind: controller.Sync, Key: shopKey("web-1"), Row: first},
-		{Kind: controller.Update, Key: shopKey("web-1"), Row: second},
+	for _, m := range []message.Message{
+		{Type: message.Sync, Key: shopKey("web-1"), Row: first},
+		{Type: message.Update, Key: shopKey("web-1"), Row: second},
 	} {
 		if err := w.Write(m); err != nil {
 			t.Fatal(err)
@@ -193,7 +194,7 @@ func TestTableEscapesControlCharacters(t *testing.T) {
 	}
 	got := out.String()
 	for _, r := range got {
-		if check.ControlChar(r) {
+		if text.ControlChar(r) {
 			t.Errorf("raw %U in the table:\n%q", r, got)
 		}
 	}

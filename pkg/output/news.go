@@ -13,8 +13,8 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/events"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
@@ -24,7 +24,7 @@ var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
 //
 //   - table: a diagnosis is indented lines under the pod's rows (its
 //     failed containers' log tails, its Warning events, what is missing);
-//     an Event is a line with its kind in the EVENT column, the pod in the
+//     an Event is a line with its type in the EVENT column, the pod in the
 //     NAME column (and NAMESPACE with -A), then REASON (xCOUNT): MESSAGE,
 //     outside the pod columns.
 //   - json, yaml: {"type": KIND, "object": ...}, the object being the
@@ -34,9 +34,9 @@ var eventKind = corev1.SchemeGroupVersion.WithKind("Event")
 //
 // Under GitHub Actions their text, which holds what the cluster wrote, is
 // made safe as every other output is (see forGitHub).
-func (w *Writer) writeNews(msg controller.Message) error {
+func (w *Writer) writeNews(msg message.Message) error {
 	if err := w.printNews(msg); err != nil {
-		return fmt.Errorf("print %s %s: %w", msg.Kind, msg.Key, err)
+		return fmt.Errorf("print %s %s: %w", msg.Type, msg.Key, err)
 	}
 	if w.holding() {
 		return nil
@@ -44,7 +44,7 @@ func (w *Writer) writeNews(msg controller.Message) error {
 	return w.Flush()
 }
 
-func (w *Writer) printNews(msg controller.Message) error {
+func (w *Writer) printNews(msg message.Message) error {
 	obj, err := newsObject(msg)
 	if err != nil {
 		return err
@@ -57,9 +57,9 @@ func (w *Writer) printNews(msg controller.Message) error {
 		if *w.opts.PrintFlags.OutputFormat == "json" {
 			if msg.Diagnosis != nil {
 				// The struct keeps the documented field order.
-				return w.appendEventJSON(&w.buf, msg.Kind, w.messageContext(msg), msg.Diagnosis)
+				return w.appendEventJSON(&w.buf, msg.Type, w.messageContext(msg), msg.Diagnosis)
 			}
-			return w.appendEventJSON(&w.buf, msg.Kind, w.messageContext(msg), obj)
+			return w.appendEventJSON(&w.buf, msg.Type, w.messageContext(msg), obj)
 		}
 		if w.multi() {
 			envelope, err := w.envelope(msg, obj)
@@ -68,9 +68,9 @@ func (w *Writer) printNews(msg controller.Message) error {
 			}
 			return w.printWhole(w.printer, envelope)
 		}
-		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: obj}})
+		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Type.String(), Object: runtime.RawExtension{Object: obj}})
 	case Name:
-		if msg.Kind == controller.Diagnosis {
+		if msg.Type == message.Diagnosis {
 			if msg.Row == nil {
 				return nil
 			}
@@ -80,17 +80,17 @@ func (w *Writer) printNews(msg controller.Message) error {
 	}
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return fmt.Errorf("convert the %s for the printer: %w", msg.Kind, err)
+		return fmt.Errorf("convert the %s for the printer: %w", msg.Type, err)
 	}
 	return w.printWhole(w.printer, &unstructured.Unstructured{Object: content})
 }
 
 // newsObject is the object a message carries: a typed copy of the Event,
 // or the Diagnosis as an unstructured object.
-func newsObject(msg controller.Message) (runtime.Object, error) {
-	if msg.Kind != controller.Diagnosis {
+func newsObject(msg message.Message) (runtime.Object, error) {
+	if msg.Type != message.Diagnosis {
 		if msg.Event == nil {
-			return nil, fmt.Errorf("%s message without an Event", msg.Kind)
+			return nil, fmt.Errorf("%s message without an Event", msg.Type)
 		}
 		ev := *msg.Event
 		ev.TypeMeta = metav1.TypeMeta{APIVersion: eventKind.GroupVersion().String(), Kind: eventKind.Kind}
@@ -98,7 +98,7 @@ func newsObject(msg controller.Message) (runtime.Object, error) {
 		return &ev, nil
 	}
 	if msg.Diagnosis == nil {
-		return nil, fmt.Errorf("%s message without a diagnosis", msg.Kind)
+		return nil, fmt.Errorf("%s message without a diagnosis", msg.Type)
 	}
 	data, err := json.Marshal(msg.Diagnosis)
 	if err != nil {
@@ -115,8 +115,8 @@ func newsObject(msg controller.Message) (runtime.Object, error) {
 const diagnosisIndent = "    "
 
 // newsLines is the table text of a message, escaped.
-func (w *Writer) newsLines(msg controller.Message) string {
-	if msg.Kind != controller.Diagnosis {
+func (w *Writer) newsLines(msg message.Message) string {
+	if msg.Type != message.Diagnosis {
 		return w.eventLine(msg)
 	}
 	if w.told == nil {
@@ -146,10 +146,10 @@ type told struct {
 // eventLine is KIND, [NAMESPACE], NAME as table cells (aligned with the
 // pod rows), then the Event as the line's last cell, which the tabwriter
 // leaves out of the column widths.
-func (w *Writer) eventLine(msg controller.Message) string {
+func (w *Writer) eventLine(msg message.Message) string {
 	ev := msg.Event
 	var b strings.Builder
-	b.WriteString(msg.Kind.String() + "\t")
+	b.WriteString(msg.Type.String() + "\t")
 	if w.multi() {
 		b.WriteString(msg.Context + "\t")
 	}
@@ -170,7 +170,7 @@ const maxLineLen = 300
 // diagnosisLines lists each failed container's log tail (or why there is
 // none), the pod's Warning events (unless --events shows them) and what
 // is missing, leaving out what t says was shown already.
-func (w *Writer) diagnosisLines(msg controller.Message, t *told) string {
+func (w *Writer) diagnosisLines(msg message.Message, t *told) string {
 	d := msg.Diagnosis
 	name := d.Metadata.Name
 	if w.opts.AllNamespaces {

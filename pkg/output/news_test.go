@@ -13,8 +13,8 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 func shopEvent(name, typ, reason, message string, count int32) *corev1.Event {
@@ -44,14 +44,14 @@ func crashDiagnosis() *diagnosis.Diagnosis {
 }
 
 // newsStream is a pod crashing: its rows, its diagnosis and two Events.
-func newsStream() []controller.Message {
+func newsStream() []message.Message {
 	crash := row("web-1", "0/1", "CrashLoopBackOff", "1 (2s ago)", "10.0.0.1", "3")
-	return []controller.Message{
-		{Kind: controller.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Running", "0", "10.0.0.1", "2")},
-		{Kind: controller.Normal, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Normal", "Started", "Started container app", 1)},
-		{Kind: controller.Update, Key: shopKey("web-1"), Row: crash},
-		{Kind: controller.Diagnosis, Key: shopKey("web-1"), Row: crash, Diagnosis: crashDiagnosis()},
-		{Kind: controller.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.2", "Warning", "BackOff", "Back-off restarting\tfailed \x1b[31mcontainer", 2)},
+	return []message.Message{
+		{Type: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Running", "0", "10.0.0.1", "2")},
+		{Type: message.Normal, Key: shopKey("web-1"), Event: shopEvent("web-1.1", "Normal", "Started", "Started container app", 1)},
+		{Type: message.Update, Key: shopKey("web-1"), Row: crash},
+		{Type: message.Diagnosis, Key: shopKey("web-1"), Row: crash, Diagnosis: crashDiagnosis()},
+		{Type: message.Warning, Key: shopKey("web-1"), Event: shopEvent("web-1.2", "Warning", "BackOff", "Back-off restarting\tfailed \x1b[31mcontainer", 2)},
 	}
 }
 
@@ -68,7 +68,7 @@ func renderNews(t *testing.T, args []string, allNamespaces bool, token string) s
 	}
 	for _, m := range newsStream() {
 		if err := w.Write(m); err != nil {
-			t.Fatalf("Write %s: %v", m.Kind, err)
+			t.Fatalf("Write %s: %v", m.Type, err)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -106,7 +106,7 @@ func TestNewsGolden(t *testing.T) {
 
 func TestNewsJSONExact(t *testing.T) {
 	out := renderNews(t, []string{"-o", "json"}, false, "TOKEN")
-	var kinds []string
+	var types []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var ev struct {
 			Type   string         `json:"type"`
@@ -115,7 +115,7 @@ func TestNewsJSONExact(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("not JSON: %q: %v", line, err)
 		}
-		kinds = append(kinds, ev.Type)
+		types = append(types, ev.Type)
 		if ev.Type == "DIAGNOSIS" {
 			lines := ev.Object["containers"].([]any)[0].(map[string]any)["logs"].(map[string]any)["lines"].([]any)
 			if lines[1] != "\x1b]0;owned\x07\x1b[2J" {
@@ -123,8 +123,8 @@ func TestNewsJSONExact(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(kinds, " "); got != "SYNC NORMAL UPDATE DIAGNOSIS WARNING" {
-		t.Errorf("kinds %s", got)
+	if got := strings.Join(types, " "); got != "SYNC NORMAL UPDATE DIAGNOSIS WARNING" {
+		t.Errorf("types %s", got)
 	}
 }
 
@@ -144,7 +144,7 @@ func TestDiagnosisTableShowsWhatIsNew(t *testing.T) {
 	third := crashDiagnosis()
 	third.Containers[0].Logs = &check.LogTail{Previous: true, Lines: []string{"a new crash"}}
 	for _, d := range []*diagnosis.Diagnosis{first, second, third} {
-		if err := w.Write(controller.Message{Kind: controller.Diagnosis, Key: shopKey("web-1"), Diagnosis: d}); err != nil {
+		if err := w.Write(message.Message{Type: message.Diagnosis, Key: shopKey("web-1"), Diagnosis: d}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,8 +167,8 @@ func TestDiagnosisTableShowsWhatIsNew(t *testing.T) {
 // Event name their context in every shape, as pod messages do, and the
 // same pod's diagnoses are told apart per context.
 func TestNewsNameTheirContext(t *testing.T) {
-	stream := func() []controller.Message {
-		var out []controller.Message
+	stream := func() []message.Message {
+		var out []message.Message
 		for _, ctx := range twoContexts {
 			for _, m := range newsStream() {
 				m.Context = ctx
@@ -189,7 +189,7 @@ func TestNewsNameTheirContext(t *testing.T) {
 		}
 		for _, m := range stream() {
 			if err := w.Write(m); err != nil {
-				t.Fatalf("Write %s: %v", m.Kind, err)
+				t.Fatalf("Write %s: %v", m.Type, err)
 			}
 		}
 		if err := w.Flush(); err != nil {

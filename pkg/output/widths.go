@@ -3,7 +3,7 @@ package output
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 // The tabwriter never re-pads a line it has written, so a cell wider than
@@ -44,7 +44,7 @@ func (w *Writer) seedWidths(cols []metav1.TableColumnDefinition) []int {
 		w.widenForContexts(names, widths)
 	}
 	if w.opts.Events {
-		widths[0] = max(widths[0], len(controller.Warning.String())+cellPadding)
+		widths[0] = max(widths[0], len(message.Warning.String())+cellPadding)
 	}
 	return widths
 }

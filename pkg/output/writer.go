@@ -22,7 +22,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -80,7 +80,7 @@ type Writer struct {
 	shape   Shape
 	wide    bool
 	printer printers.ResourcePrinter
-	names   map[controller.Kind]printers.ResourcePrinter
+	names   map[message.Type]printers.ResourcePrinter
 	colors  map[string]string
 	tw      *tabwriter.Writer
 	buf     bytes.Buffer
@@ -153,8 +153,8 @@ func New(o Options) (*Writer, error) {
 		w.tw = printers.GetNewTabWriter(&w.buf)
 		w.lead = w.leadColumns()
 	case Name:
-		w.names = map[controller.Kind]printers.ResourcePrinter{}
-		for _, k := range controller.Kinds() {
+		w.names = map[message.Type]printers.ResourcePrinter{}
+		for _, k := range message.Types() {
 			w.names[k] = &printers.NamePrinter{Operation: verb(k)}
 		}
 	}
@@ -181,13 +181,13 @@ func (w *Writer) holding() bool {
 // Write prints one message. With --watch-only a SYNC message is remembered
 // for CHANGES but not printed; a GONE without a known last state has
 // nothing to print.
-func (w *Writer) Write(msg controller.Message) error {
-	if !msg.Kind.PodState() {
+func (w *Writer) Write(msg message.Message) error {
+	if !msg.Type.PodState() {
 		return w.writeNews(msg)
 	}
 	key := contextKey{context: w.messageContext(msg), key: msg.Key}
 	prev := w.last[key]
-	if msg.Kind == controller.Gone {
+	if msg.Type == message.Gone {
 		delete(w.last, key)
 		delete(w.told, key)
 	} else if w.shape == Table {
@@ -197,7 +197,7 @@ func (w *Writer) Write(msg controller.Message) error {
 		return nil
 	}
 	if err := w.print(msg, prev); err != nil {
-		return fmt.Errorf("print %s %s: %w", msg.Kind, msg.Key, err)
+		return fmt.Errorf("print %s %s: %w", msg.Type, msg.Key, err)
 	}
 	if w.holding() {
 		return nil
@@ -207,8 +207,8 @@ func (w *Writer) Write(msg controller.Message) error {
 
 // PrintsWhole reports whether Write prints msg from its whole pod (which
 // a packed row decodes for it), rather than from its metadata or not at all.
-func (w *Writer) PrintsWhole(msg controller.Message) bool {
-	return msg.Kind.PodState() && w.prints(msg) && w.shape != Table && w.shape != Name && !w.printsJSON()
+func (w *Writer) PrintsWhole(msg message.Message) bool {
+	return msg.Type.PodState() && w.prints(msg) && w.shape != Table && w.shape != Name && !w.printsJSON()
 }
 
 // printsJSON: -o json prints a packed row's pod from its bytes (see
@@ -219,8 +219,8 @@ func (w *Writer) printsJSON() bool {
 
 // prints reports whether a pod's message is printed: a hidden SYNC
 // (--watch-only) and a GONE without a known last state are not.
-func (w *Writer) prints(msg controller.Message) bool {
-	return msg.Row != nil && (msg.Kind != controller.Sync || !w.opts.WatchOnly)
+func (w *Writer) prints(msg message.Message) bool {
+	return msg.Row != nil && (msg.Type != message.Sync || !w.opts.WatchOnly)
 }
 
 // Flush writes out what is buffered.
@@ -269,7 +269,7 @@ type WriteError struct{ Err error }
 func (e *WriteError) Error() string { return "write output: " + e.Err.Error() }
 func (e *WriteError) Unwrap() error { return e.Err }
 
-func (w *Writer) print(msg controller.Message, prev *wire.PodRow) error {
+func (w *Writer) print(msg message.Message, prev *wire.PodRow) error {
 	if w.shape == Table {
 		return w.printRow(msg, prev)
 	}
@@ -289,7 +289,7 @@ func (w *Writer) print(msg controller.Message, prev *wire.PodRow) error {
 		if w.multi() {
 			return w.printEventEnvelope(msg, pod)
 		}
-		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Kind.String(), Object: runtime.RawExtension{Object: pod}})
+		return w.printWhole(w.printer, &metav1.WatchEvent{Type: msg.Type.String(), Object: runtime.RawExtension{Object: pod}})
 	}
 	// kubectl get hands templates and custom columns an unstructured object:
 	// a field that is not set is <none> in a custom column, not an empty
@@ -364,13 +364,13 @@ func typedPod(p *corev1.Pod) *corev1.Pod {
 }
 
 // printRow prints one table row through kubectl's table printer.
-func (w *Writer) printRow(msg controller.Message, prev *wire.PodRow) error {
+func (w *Writer) printRow(msg message.Message, prev *wire.PodRow) error {
 	if !w.seeded {
 		w.seeded = true
 		w.tw.SetRememberedWidths(w.seedWidths(msg.Row.Columns))
 	}
 	changes := ""
-	if msg.Kind == controller.Update {
+	if msg.Type == message.Update {
 		changes = Changes(prev, msg.Row, w.wide, w.labels.keys)
 	}
 	return w.printer.PrintObj(w.tableRow(msg, changes), w.tw)
@@ -380,7 +380,7 @@ func (w *Writer) printRow(msg controller.Message, prev *wire.PodRow) error {
 // and cells with the AGE recomputed now, the label columns of -L and
 // --show-labels, and CHANGES last. The label columns are built here rather
 // than by the printer, which would put them after CHANGES.
-func (w *Writer) tableRow(msg controller.Message, changes string) *metav1.Table {
+func (w *Writer) tableRow(msg message.Message, changes string) *metav1.Table {
 	row := msg.Row
 	meta := row.Meta()
 	cols := w.columns(row.Columns)

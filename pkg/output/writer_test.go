@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -55,13 +55,13 @@ func row(name, ready, status, restarts, ip string, rv string) *wire.PodRow {
 }
 
 // stream is a short life of two pods: listed, changed, one deleted, one added.
-func stream() []controller.Message {
-	return []controller.Message{
-		{Kind: controller.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Pending", "0", "<none>", "1")},
-		{Kind: controller.Sync, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
-		{Kind: controller.Update, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "3")},
-		{Kind: controller.Gone, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
-		{Kind: controller.Add, Key: shopKey("web-long-name-3"), Row: row("web-long-name-3", "0/1", "ContainerCreating", "0", "<none>", "4")},
+func stream() []message.Message {
+	return []message.Message{
+		{Type: message.Sync, Key: shopKey("web-1"), Row: row("web-1", "0/1", "Pending", "0", "<none>", "1")},
+		{Type: message.Sync, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
+		{Type: message.Update, Key: shopKey("web-1"), Row: row("web-1", "1/1", "Running", "0", "10.0.0.1", "3")},
+		{Type: message.Gone, Key: shopKey("web-2"), Row: row("web-2", "1/1", "Running", "0", "10.0.0.2", "2")},
+		{Type: message.Add, Key: shopKey("web-long-name-3"), Row: row("web-long-name-3", "0/1", "ContainerCreating", "0", "<none>", "4")},
 	}
 }
 
@@ -79,7 +79,7 @@ func render(t *testing.T, args []string, allNamespaces, watchOnly bool) string {
 	}
 	for _, m := range stream() {
 		if err := w.Write(m); err != nil {
-			t.Fatalf("Write %s %s: %v", m.Kind, m.Key, err)
+			t.Fatalf("Write %s %s: %v", m.Type, m.Key, err)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -191,7 +191,7 @@ func TestBufferedPagesWriteInBatches(t *testing.T) {
 			w.SetBuffered(buffered)
 			for i := range 300 {
 				name := fmt.Sprintf("web-%03d", i)
-				if err := w.Write(controller.Message{Kind: controller.Sync, Key: shopKey(name), Row: row(name, "1/1", "Running", "0", "10.0.0.1", "1")}); err != nil {
+				if err := w.Write(message.Message{Type: message.Sync, Key: shopKey(name), Row: row(name, "1/1", "Running", "0", "10.0.0.1", "1")}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -221,10 +221,10 @@ func TestBufferedPagesWriteInBatches(t *testing.T) {
 	}
 }
 
-// Every message kind has its word for -o name and its colour.
+// Every message type has its word for -o name and its colour.
 func TestEveryKindHasAVerbAndAColor(t *testing.T) {
 	var got []string
-	for _, k := range controller.Kinds() {
+	for _, k := range message.Types() {
 		got = append(got, k.String()+"/"+verb(k))
 		if eventColors()[k.String()] == "" {
 			t.Errorf("%s has no colour", k)

@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
@@ -185,7 +186,7 @@ func (c *connection) BadPod(err *wire.PodError) {
 	c.badPods[key] = true
 	c.mu.Unlock()
 	if !said {
-		fmt.Fprintf(c.errOut, "error: %s (from the API server%s); the pod is left out\n", check.OneLine(err.Error(), 0), c.of())
+		fmt.Fprintf(c.errOut, "error: %s (from the API server%s); the pod is left out\n", text.OneLine(err.Error(), 0), c.of())
 	}
 }
 
@@ -233,19 +234,19 @@ func (c *connection) describe(verb string, err error) error {
 	if c.resource != "" {
 		what = verb + " " + c.resource
 	}
-	var text string
+	var message string
 	var ue *url.Error
 	switch {
 	case apierrors.IsUnauthorized(err):
-		text = fmt.Sprintf("%s: the server did not accept the credentials (%s)", what, detail(what, err))
+		message = fmt.Sprintf("%s: the server did not accept the credentials (%s)", what, detail(what, err))
 	case errors.As(err, &ue) && ue.Timeout():
-		text = fmt.Sprintf("%s at %s: %s", what, origin(ue.URL), c.noAnswer(ue.Err))
+		message = fmt.Sprintf("%s at %s: %s", what, origin(ue.URL), c.noAnswer(ue.Err))
 	case errors.As(err, &ue):
-		text = fmt.Sprintf("%s at %s: %s", what, origin(ue.URL), check.OneLine(ue.Err.Error(), 0))
+		message = fmt.Sprintf("%s at %s: %s", what, origin(ue.URL), text.OneLine(ue.Err.Error(), 0))
 	default:
-		text = fmt.Sprintf("%s: %s", what, detail(what, err))
+		message = fmt.Sprintf("%s: %s", what, detail(what, err))
 	}
-	return &requestError{text: text, err: err}
+	return &requestError{text: message, err: err}
 }
 
 // noAnswer says that a request timed out, naming --request-timeout when
@@ -254,13 +255,13 @@ func (c *connection) noAnswer(err error) string {
 	if c.requestTimeout > 0 && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Client.Timeout exceeded")) {
 		return fmt.Sprintf("no answer within %s (--request-timeout)", c.requestTimeout)
 	}
-	return "no answer: " + check.OneLine(err.Error(), 0)
+	return "no answer: " + text.OneLine(err.Error(), 0)
 }
 
 // detail is the error's text without a leading "list pods: " that the
 // source may have added already.
 func detail(what string, err error) string {
-	return strings.TrimPrefix(check.OneLine(err.Error(), 0), what+": ")
+	return strings.TrimPrefix(text.OneLine(err.Error(), 0), what+": ")
 }
 
 // origin is scheme://host of a request URL, or the URL itself when it does

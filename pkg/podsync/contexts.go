@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
@@ -57,7 +58,7 @@ func (s *stream) skipper(ctx context.Context, w *clusterRun) func(error) {
 func (s *stream) skip(u unavailable) (ending, bool) {
 	w := s.clusters[u.cluster]
 	w.unavailable, w.initial, w.held = u.err, true, nil
-	fmt.Fprintf(s.stderr, "warning: %sunavailable, going on without it (--skip-unavailable): %s\n", w.prefix(), check.OneLine(u.err.Error(), 0))
+	fmt.Fprintf(s.stderr, "warning: %sunavailable, going on without it (--skip-unavailable): %s\n", w.prefix(), text.OneLine(u.err.Error(), 0))
 	if s.skipped() < len(s.clusters) {
 		return ending{}, false
 	}
@@ -86,7 +87,7 @@ func (s *stream) contextSummary(w *clusterRun) check.ContextSummary {
 	c := check.ContextSummary{Name: w.name, Pods: v.Pods, Reason: w.eval.Reason(v)}
 	switch {
 	case w.unavailable != nil:
-		c.Verdict, c.Reason = Failed.String(), "unavailable: "+check.OneLine(w.unavailable.Error(), 0)
+		c.Verdict, c.Reason = Failed.String(), "unavailable: "+text.OneLine(w.unavailable.Error(), 0)
 	case v.State != check.Failed && w.lost() != "":
 		c.Verdict, c.Reason = NotMet.String(), w.lost()
 		if !checking(s.cfg.Check) {

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -30,7 +33,7 @@ func diagnosing(cfg Config) bool { return cfg.Diagnose || checking(cfg.Check) }
 type diagnoses struct {
 	// byKey is the newest diagnosis of each pod; seen, the failures
 	// diagnosed, to tell whether a pod's current failure is.
-	byKey map[string]*diagnose.Diagnosis
+	byKey map[string]*diagnosis.Diagnosis
 	seen  diagnose.Seen
 }
 
@@ -43,7 +46,7 @@ func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, 
 	if !diagnosing(cfg) || c.Clients == nil {
 		return
 	}
-	w.diag = &diagnoses{byKey: map[string]*diagnose.Diagnosis{}}
+	w.diag = &diagnoses{byKey: map[string]*diagnosis.Diagnosis{}}
 	name := ""
 	if s.several {
 		name = c.Name
@@ -61,21 +64,21 @@ func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, 
 	opts.Work = func(ctx context.Context, key cache.ObjectName, row *wire.PodRow) error {
 		got, err := d.Diagnose(ctx, key.String(), podOf(row))
 		if got != nil {
-			_ = deliver(ctx, []controller.Message{{Kind: controller.Diagnosis, Key: key, Row: row, Diagnosis: got}})
+			_ = deliver(ctx, []message.Message{{Type: message.Diagnosis, Key: key, Row: row, Diagnosis: got}})
 		}
 		return err
 	}
 	opts.OnDrop = func(key cache.ObjectName, err error) {
-		fmt.Fprintf(s.stderr, "error: pod %s: %s\n", key, check.SafeLine(err.Error(), 0))
+		fmt.Fprintf(s.stderr, "error: pod %s: %s\n", key, text.SafeLine(err.Error(), 0))
 		if got := d.GiveUp(key.String(), err); got != nil {
-			_ = deliver(ctx, []controller.Message{{Kind: controller.Diagnosis, Key: key, Diagnosis: got}})
+			_ = deliver(ctx, []message.Message{{Type: message.Diagnosis, Key: key, Diagnosis: got}})
 		}
 	}
 }
 
-// keep records a delivered diagnosis for the explanation; a run that
+// remember records a delivered diagnosis for the explanation; a run that
 // diagnoses nothing has no diagnoses (nil).
-func (d *diagnoses) keep(m controller.Message) {
+func (d *diagnoses) remember(m message.Message) {
 	if d == nil {
 		return
 	}
@@ -171,9 +174,9 @@ func anyAwaited(awaited map[*clusterRun][]string) bool {
 }
 
 // late takes the diagnoses among messages that came after the verdict.
-func (s *stream) late(w *clusterRun, msgs []controller.Message) {
+func (s *stream) late(w *clusterRun, msgs []message.Message) {
 	for _, m := range msgs {
-		if m.Kind == controller.Diagnosis {
+		if m.Type == message.Diagnosis {
 			_, _ = s.news(w, m)
 		}
 	}

@@ -14,8 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 // Bounds of the Events held for pods not shown yet: an Event can arrive
@@ -60,9 +61,9 @@ func newEventJoin() *eventJoin {
 
 // podShown records that a pod's message was handled and returns the
 // Events held for it (GONE: forgets the pod and its Events).
-func (j *eventJoin) podShown(m controller.Message) []*corev1.Event {
+func (j *eventJoin) podShown(m message.Message) []*corev1.Event {
 	key := m.Key.String()
-	if m.Kind == controller.Gone || m.Row == nil {
+	if m.Type == message.Gone || m.Row == nil {
 		uid := j.shown[key]
 		delete(j.shown, key)
 		delete(j.held, key)
@@ -133,12 +134,12 @@ func (j *eventJoin) hold(key string, ev *corev1.Event) {
 }
 
 // event handles one Event from the cluster's events informer.
-func (s *stream) event(w *clusterRun, m controller.Message) (ending, bool) {
+func (s *stream) event(w *clusterRun, m message.Message) (ending, bool) {
 	ev := w.join.take(m.Event)
 	if ev == nil {
 		return ending{}, false
 	}
-	m.Kind, m.Event = controller.EventKind(ev), ev
+	m.Type, m.Event = message.EventType(ev), ev
 	return s.printNews(w, m)
 }
 
@@ -156,7 +157,7 @@ func (s *stream) watchEvents(ctx context.Context, w *clusterRun, start time.Time
 	}
 	refused := func(err error) {
 		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-			fmt.Fprintf(s.stderr, "warning: --events: cannot list or watch events%s: %s; the stream goes on without them\n", s.in(w), check.SafeLine(err.Error(), 0))
+			fmt.Fprintf(s.stderr, "warning: --events: cannot list or watch events%s: %s; the stream goes on without them\n", s.in(w), text.SafeLine(err.Error(), 0))
 			stop()
 		}
 	}
@@ -177,7 +178,7 @@ func (s *stream) watchEvents(ctx context.Context, w *clusterRun, start time.Time
 	send := func(ev *corev1.Event) {
 		key := cache.ObjectName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
 		select {
-		case s.deliveries <- delivery{cluster: w.index, msgs: []controller.Message{{Kind: controller.EventKind(ev), Key: key, Event: ev}}}:
+		case s.deliveries <- delivery{cluster: w.index, msgs: []message.Message{{Type: message.EventType(ev), Key: key, Event: ev}}}:
 		case <-ctx.Done():
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -20,9 +20,9 @@ func podEvent(uid types.UID, objUID types.UID, reason string, count int32) *core
 	}
 }
 
-func podMessage(kind controller.Kind, uid types.UID) controller.Message {
+func podMessage(kind message.Type, uid types.UID) message.Message {
 	row := wire.RowOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1", UID: uid}})
-	return controller.Message{Kind: kind, Key: cache.ObjectName{Namespace: "shop", Name: "web-1"}, Row: row}
+	return message.Message{Type: kind, Key: cache.ObjectName{Namespace: "shop", Name: "web-1"}, Row: row}
 }
 
 // Events of a pod not shown yet wait for it; repeats fold by count,
@@ -33,7 +33,7 @@ func TestEventJoin(t *testing.T) {
 	if got := j.take(podEvent("p1", "e1", "Scheduled", 1)); got != nil {
 		t.Fatalf("an Event of a pod not shown was printed: %+v", got)
 	}
-	held := j.podShown(podMessage(controller.Add, "p1"))
+	held := j.podShown(podMessage(message.Add, "p1"))
 	if len(held) != 1 || held[0].Reason != "Scheduled" {
 		t.Fatalf("held Events = %+v", held)
 	}
@@ -53,7 +53,7 @@ func TestEventJoin(t *testing.T) {
 	if got := j.take(podEvent("p0", "e4", "BackOff", 9)); got != nil {
 		t.Errorf("an Event of an earlier pod of the name was printed: %+v", got)
 	}
-	j.podShown(podMessage(controller.Gone, "p1"))
+	j.podShown(podMessage(message.Gone, "p1"))
 	if len(j.folds) != 0 || len(j.shown) != 0 {
 		t.Errorf("a gone pod left state: %d folds, %d shown", len(j.folds), len(j.shown))
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
@@ -65,7 +66,7 @@ func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplana
 		pod := row.Pod()
 		events, err := s.events(ctx, w, pod)
 		if err != nil && !errors.Is(err, diagnose.ErrRefused) {
-			fmt.Fprintf(s.stderr, "warning: %sevents of pod %s: %s\n", w.prefix(), k, check.SafeLine(err.Error(), 0))
+			fmt.Fprintf(s.stderr, "warning: %sevents of pod %s: %s\n", w.prefix(), k, text.SafeLine(err.Error(), 0))
 		}
 		x := check.Explain(pod, s.cfg.Check.Conditions, events)
 		x.Context = w.label

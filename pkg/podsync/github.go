@@ -7,21 +7,22 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
 // errOut is the run's stderr: under GitHub Actions every line goes through
-// check.Defuse, so no text from the cluster in a warning, a progress line
+// text.Defuse, so no text from the cluster in a warning, a progress line
 // or the summary can run a workflow command; podsync's own commands are
 // written with lockedWriter.writeRaw.
 func errOut(cfg Config) io.Writer {
 	if cfg.GitHub == nil {
 		return cfg.ErrOut
 	}
-	if _, ok := cfg.ErrOut.(*check.DefusedWriter); ok {
+	if _, ok := cfg.ErrOut.(*text.DefusedWriter); ok {
 		return cfg.ErrOut
 	}
-	return &check.DefusedWriter{Raw: cfg.ErrOut}
+	return &text.DefusedWriter{Raw: cfg.ErrOut}
 }
 
 // writeSummary writes the text summary on stderr; under GitHub Actions it
@@ -35,21 +36,21 @@ func (s *stream) writeSummary(sum check.Summary) {
 		_ = sum.WriteText(s.stderr)
 		return
 	}
-	var text, annotations strings.Builder
-	_ = sum.WriteText(&text)
-	s.stderr.writeRaw(check.StopCommands(gh.Token, check.Defuse(text.String())))
+	var report, annotations strings.Builder
+	_ = sum.WriteText(&report)
+	s.stderr.writeRaw(check.StopCommands(gh.Token, text.Defuse(report.String())))
 	_ = sum.WriteAnnotations(&annotations)
 	s.stderr.writeRaw(annotations.String())
 	if gh.StepSummary == "" {
 		return
 	}
 	if err := appendMarkdown(gh.StepSummary, sum); err != nil {
-		fmt.Fprintf(s.stderr, "warning: GitHub job summary: %s\n", check.OneLine(err.Error(), 0))
+		fmt.Fprintf(s.stderr, "warning: GitHub job summary: %s\n", text.OneLine(err.Error(), 0))
 	}
 }
 
 // writeJSONSummary writes the JSON summary on stderr; under GitHub Actions
-// defused as JSON (check.DefuseJSON), which decodes to the same values.
+// defused as JSON (text.DefuseJSON), which decodes to the same values.
 func (s *stream) writeJSONSummary(sum check.Summary) {
 	if s.cfg.GitHub == nil {
 		_ = sum.WriteJSON(s.stderr)
@@ -57,7 +58,7 @@ func (s *stream) writeJSONSummary(sum check.Summary) {
 	}
 	var b bytes.Buffer
 	_ = sum.WriteJSON(&b)
-	s.stderr.writeRaw(string(check.DefuseJSON(b.Bytes())))
+	s.stderr.writeRaw(string(text.DefuseJSON(b.Bytes())))
 }
 
 // appendMarkdown appends the summary to the job summary file.

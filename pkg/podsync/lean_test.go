@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
@@ -71,7 +71,7 @@ func TestPackedRowsPrintTheSame(t *testing.T) {
 
 // samePods: the lean pod of a packed row, which the checks, the summary
 // and the explanations read, is the lean pod of the table's lean row.
-func samePods(t *testing.T, seed uint64, msgs []controller.Message, pack func(*wire.PodRow)) {
+func samePods(t *testing.T, seed uint64, msgs []message.Message, pack func(*wire.PodRow)) {
 	t.Helper()
 	for i, m := range msgs {
 		if m.Row == nil {
@@ -89,22 +89,22 @@ func samePods(t *testing.T, seed uint64, msgs []controller.Message, pack func(*w
 // leanHistory turns a history's steps into the messages a run would print
 // for them, without the informer: ADD, UPDATE, GONE, and GONE then ADD for
 // a recreation.
-func leanHistory(h *history, r *rand.Rand) []controller.Message {
+func leanHistory(h *history, r *rand.Rand) []message.Message {
 	sim := newSim(true)
 	pods := map[string]*corev1.Pod{}
 	inc := map[string]int{}
-	var msgs []controller.Message
-	emit := func(kind controller.Kind, key string, p *corev1.Pod) {
+	var msgs []message.Message
+	emit := func(typ message.Type, key string, p *corev1.Pod) {
 		ns, name, _ := cache.SplitMetaNamespaceKey(key)
-		msgs = append(msgs, controller.Message{Kind: kind, Key: cache.ObjectName{Namespace: ns, Name: name}, Row: sim.row(p)})
+		msgs = append(msgs, message.Message{Type: typ, Key: cache.ObjectName{Namespace: ns, Name: name}, Row: sim.row(p)})
 	}
-	put := func(key string, st podState, kind controller.Kind) {
+	put := func(key string, st podState, typ message.Type) {
 		ns, name, _ := cache.SplitMetaNamespaceKey(key)
 		if pods[key] == nil {
 			inc[key]++
 		}
 		p := newSimPod(ns, name, inc[key], st, "")
-		if old := pods[key]; old != nil && kind == controller.Update {
+		if old := pods[key]; old != nil && typ == message.Update {
 			p = old.DeepCopy()
 			setState(p, st)
 		}
@@ -112,23 +112,23 @@ func leanHistory(h *history, r *rand.Rand) []controller.Message {
 		p.ResourceVersion = fmt.Sprint(len(msgs) + 1)
 		p.Labels["rv"] = p.ResourceVersion
 		pods[key] = p
-		emit(kind, key, p)
+		emit(typ, key, p)
 	}
 	for k, st := range h.initial {
-		put(h.key(k), st, controller.Sync)
+		put(h.key(k), st, message.Sync)
 	}
 	for _, o := range h.ops {
 		key := h.key(o.key)
 		switch {
-		case o.kind == opCreate && pods[key] == nil:
-			put(key, o.state, controller.Add)
-		case o.kind == opUpdate && pods[key] != nil:
-			put(key, o.state, controller.Update)
-		case (o.kind == opDelete || o.kind == opRecreate) && pods[key] != nil:
-			emit(controller.Gone, key, pods[key])
+		case o.step == opCreate && pods[key] == nil:
+			put(key, o.state, message.Add)
+		case o.step == opUpdate && pods[key] != nil:
+			put(key, o.state, message.Update)
+		case (o.step == opDelete || o.step == opRecreate) && pods[key] != nil:
+			emit(message.Gone, key, pods[key])
 			delete(pods, key)
-			if o.kind == opRecreate {
-				put(key, o.state, controller.Add)
+			if o.step == opRecreate {
+				put(key, o.state, message.Add)
 			}
 		}
 	}
@@ -162,7 +162,7 @@ func edit(p *corev1.Pod, r *rand.Rand) {
 
 // render prints msgs through a Writer, from whole rows or from rows that
 // slim (wire.Lean, or a packer) made of copies of them.
-func render(t *testing.T, args []string, msgs []controller.Message, slim func(*wire.PodRow)) string {
+func render(t *testing.T, args []string, msgs []message.Message, slim func(*wire.PodRow)) string {
 	t.Helper()
 	pf := get.NewGetPrintFlags()
 	c := &cobra.Command{}

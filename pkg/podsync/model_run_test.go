@@ -260,7 +260,7 @@ func (s *modelStats) add(h *history, code int, took time.Duration) {
 		s.exits[kind][code]++
 	}
 	for _, o := range h.ops {
-		switch o.kind {
+		switch o.step {
 		case opCompact:
 			s.relists++
 		case opCut:

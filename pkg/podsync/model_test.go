@@ -26,11 +26,11 @@ import (
 // podsync run, and an oracle that holds the printed stream against what
 // really happened. See checkRun for what it requires.
 
-// opKind is one step of a history.
-type opKind int
+// opStep is one step of a history.
+type opStep int
 
 const (
-	opCreate     opKind = iota // a pod of an absent name
+	opCreate     opStep = iota // a pod of an absent name
 	opUpdate                   // a new state (or the same, with another annotation)
 	opDelete                   // the pod is deleted
 	opRecreate                 // deleted and created again under the same name at once
@@ -45,7 +45,7 @@ const (
 )
 
 type op struct {
-	kind  opKind
+	step  opStep
 	key   int
 	state podState
 	pause time.Duration
@@ -224,48 +224,48 @@ func randomOps(r *rand.Rand, h *history) []op {
 		rev := 1 + r.IntN(2)
 		switch roll := r.IntN(100); {
 		case roll < 6:
-			ops = append(ops, op{kind: opCut, ctx: c})
+			ops = append(ops, op{step: opCut, ctx: c})
 		case roll < 9:
-			ops = append(ops, op{kind: opCompact, ctx: c})
+			ops = append(ops, op{step: opCompact, ctx: c})
 		case roll < 20:
-			ops = append(ops, op{kind: opPause, pause: time.Duration(r.IntN(20)) * time.Millisecond})
+			ops = append(ops, op{step: opPause, pause: time.Duration(r.IntN(20)) * time.Millisecond})
 		case roll < 26 && h.targets:
-			ops = append(ops, op{kind: opRevision, key: r.IntN(len(workloads)), rev: rev})
+			ops = append(ops, op{step: opRevision, key: r.IntN(len(workloads)), rev: rev})
 		case roll < 26 && h.contexts > 1:
 			kind := opDisconnect
 			if down[c] {
 				kind = opReconnect
 			}
 			down[c] = !down[c]
-			ops = append(ops, op{kind: kind, ctx: c})
+			ops = append(ops, op{step: kind, ctx: c})
 		case !exists[k]:
-			ops = append(ops, op{kind: opCreate, key: k, state: randomState(r, h), rev: rev})
+			ops = append(ops, op{step: opCreate, key: k, state: randomState(r, h), rev: rev})
 			exists[k] = true
 		case roll < 30:
-			ops = append(ops, op{kind: opDelete, key: k})
+			ops = append(ops, op{step: opDelete, key: k})
 			exists[k] = false
 		case roll < 38:
-			ops = append(ops, op{kind: opRecreate, key: k, state: randomState(r, h), rev: rev})
+			ops = append(ops, op{step: opRecreate, key: k, state: randomState(r, h), rev: rev})
 		default:
-			ops = append(ops, op{kind: opUpdate, key: k, state: randomState(r, h), restarts: []int32{0, 0, 0, 0, 1, 2}[r.IntN(6)]})
+			ops = append(ops, op{step: opUpdate, key: k, state: randomState(r, h), restarts: []int32{0, 0, 0, 0, 1, 2}[r.IntN(6)]})
 		}
 	}
 	for c := range down {
 		if down[c] {
-			ops = append(ops, op{kind: opReconnect, ctx: c})
+			ops = append(ops, op{step: opReconnect, ctx: c})
 		}
 	}
 	if h.check && (r.IntN(2) == 0 || h.lostAtEnd >= 0) {
 		// So that many checks can be met (and a lost context is what
 		// holds one back).
-		ops = append(ops, op{kind: opTidy})
+		ops = append(ops, op{step: opTidy})
 	}
 	if h.check && h.targets && r.IntN(3) == 0 {
-		ops = append(ops, op{kind: opRollBack, key: r.IntN(len(workloads))})
+		ops = append(ops, op{step: opRollBack, key: r.IntN(len(workloads))})
 	}
 	if h.resync {
 		// A resync happens only after its period: wait it out once.
-		ops = append(ops, op{kind: opPause, pause: 1100 * time.Millisecond})
+		ops = append(ops, op{step: opPause, pause: 1100 * time.Millisecond})
 	}
 	return ops
 }
@@ -281,7 +281,7 @@ func (h *history) String() string {
 		}
 	}
 	for _, o := range h.ops {
-		switch o.kind {
+		switch o.step {
 		case opCreate:
 			fmt.Fprintf(&b, "  create %s %s%s\n", h.key(o.key), o.state, h.ownerText(o.key, o.rev))
 		case opUpdate:
@@ -518,7 +518,7 @@ func (p *player) apply() *podsync.Outcome {
 		}
 		key := h.key(o.key)
 		sim := p.simOf(key)
-		switch o.kind {
+		switch o.step {
 		case opCreate:
 			if sim.get(key) == nil {
 				p.put(key, o.state, o.rev, 0)

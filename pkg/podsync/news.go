@@ -1,21 +1,21 @@
 package podsync
 
 import (
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 // news handles a message that is news about a pod rather than its state
 // (DIAGNOSIS, WARNING, NORMAL): the check does not judge it. A diagnosis
 // is kept for the summary and printed with --diagnose; an Event is
 // joined to the pods shown and folded (see eventJoin).
-func (s *stream) news(w *clusterRun, m controller.Message) (ending, bool) {
-	if m.Kind != controller.Diagnosis {
+func (s *stream) news(w *clusterRun, m message.Message) (ending, bool) {
+	if m.Type != message.Diagnosis {
 		return s.event(w, m)
 	}
 	if m.Diagnosis == nil {
 		return ending{}, false
 	}
-	w.diag.keep(m)
+	w.diag.remember(m)
 	if !s.cfg.Diagnose {
 		return ending{}, false
 	}
@@ -24,8 +24,8 @@ func (s *stream) news(w *clusterRun, m controller.Message) (ending, bool) {
 
 // printNews counts and prints a news message. With --sort-by, news that
 // comes while the initial list is held back for sorting waits for it.
-func (s *stream) printNews(w *clusterRun, m controller.Message) (ending, bool) {
-	w.events[m.Kind.String()]++
+func (s *stream) printNews(w *clusterRun, m message.Message) (ending, bool) {
+	w.events[m.Type.String()]++
 	m.Context = w.name
 	if !w.initial && s.cfg.SortBy != "" && (s.several || !s.cfg.WatchOnly) {
 		w.held = append(w.held, m)
@@ -37,9 +37,9 @@ func (s *stream) printNews(w *clusterRun, m controller.Message) (ending, bool) {
 // podNews follows a pod message: a gone pod's diagnoses and Events are
 // forgotten; a shown pod gets the Events that came before it; a quiet
 // check notes when the pod last changed, for its progress line.
-func (s *stream) podNews(w *clusterRun, m controller.Message) (ending, bool) {
+func (s *stream) podNews(w *clusterRun, m message.Message) (ending, bool) {
 	key := m.Key.String()
-	if m.Kind == controller.Gone {
+	if m.Type == message.Gone {
 		w.diag.forget(key)
 		delete(w.changed, key)
 	} else if s.progress != nil {
@@ -49,7 +49,7 @@ func (s *stream) podNews(w *clusterRun, m controller.Message) (ending, bool) {
 		return ending{}, false
 	}
 	for _, ev := range w.join.podShown(m) {
-		if end, over := s.event(w, controller.Message{Key: m.Key, Event: ev}); over {
+		if end, over := s.event(w, message.Message{Key: m.Key, Event: ev}); over {
 			return end, true
 		}
 	}

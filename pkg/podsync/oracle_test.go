@@ -218,17 +218,17 @@ func (t *truth) incarnation(key string, inc int) *podRecord {
 // isSentinel: key is the sentinel of one of the contexts.
 func isSentinel(key string) bool { return strings.HasPrefix(key, sentinel) }
 
-// obs is one printed message as far as its format shows it: kind "" when
+// obs is one printed message as far as its format shows it: typ "" when
 // the format does not show it; inc 0 and rv "" when it shows no state.
 type obs struct {
-	kind string
-	key  string
-	inc  int
-	rv   string
+	typ string
+	key string
+	inc int
+	rv  string
 }
 
 func (o obs) String() string {
-	return fmt.Sprintf("%s %s inc=%d rv=%s", o.kind, o.key, o.inc, o.rv)
+	return fmt.Sprintf("%s %s inc=%d rv=%s", o.typ, o.key, o.inc, o.rv)
 }
 
 // parse reads the printed stream back into messages.
@@ -263,7 +263,7 @@ func (d eventDoc) obs() (obs, error) {
 	if err != nil {
 		return obs{}, fmt.Errorf("message %+v: bad inc label: %w", d, err)
 	}
-	return obs{kind: d.Type, key: m.Namespace + "/" + m.Name, inc: inc, rv: m.Labels["rv"]}, nil
+	return obs{typ: d.Type, key: m.Namespace + "/" + m.Name, inc: inc, rv: m.Labels["rv"]}, nil
 }
 
 func parseJSON(text string) ([]obs, error) {
@@ -304,7 +304,7 @@ func parseYAML(text string) ([]obs, error) {
 
 var namePattern = regexp.MustCompile(`^pod/(\S+) (synced|added|updated|gone)$`)
 
-var verbKinds = map[string]string{"synced": "SYNC", "added": "ADD", "updated": "UPDATE", "gone": "GONE"}
+var verbTypes = map[string]string{"synced": "SYNC", "added": "ADD", "updated": "UPDATE", "gone": "GONE"}
 
 func parseName(h *history, text string) ([]obs, error) {
 	var out []obs
@@ -316,7 +316,7 @@ func parseName(h *history, text string) ([]obs, error) {
 		if m == nil {
 			return nil, fmt.Errorf("line %q is not pod/NAME VERB", line)
 		}
-		out = append(out, obs{kind: verbKinds[m[2]], key: "a/" + m[1]})
+		out = append(out, obs{typ: verbTypes[m[2]], key: "a/" + m[1]})
 	}
 	return out, nil
 }
@@ -349,7 +349,7 @@ func parseTable(h *history, text string) ([]obs, error) {
 		if err != nil {
 			return nil, fmt.Errorf("row %q: bad INC: %w", line, err)
 		}
-		out = append(out, obs{kind: f[0], key: ns + "/" + f[1], inc: inc, rv: f[at+1]})
+		out = append(out, obs{typ: f[0], key: ns + "/" + f[1], inc: inc, rv: f[at+1]})
 	}
 	return out, nil
 }
@@ -385,8 +385,8 @@ func lines(text string) []string {
 	return out
 }
 
-// showsKinds: the format prints each message's kind.
-func (h *history) showsKinds() bool {
+// showsTypes: the format prints each message's type.
+func (h *history) showsTypes() bool {
 	switch h.format {
 	case "go-template", "jsonpath", "custom-columns", "strict-template":
 		return false
@@ -443,13 +443,13 @@ func finalGap(h *history, last *podRecord, msgs []obs) string {
 		return "" // its final state cannot be printed; it is judged all the same
 	}
 	switch {
-	case last.deleted && (m.kind == "GONE" || m.kind == ""):
-		// Without kinds a GONE looks like any other message; and a pod
+	case last.deleted && (m.typ == "GONE" || m.typ == ""):
+		// Without types a GONE looks like any other message; and a pod
 		// created and deleted while the watch was cut is never seen.
 		return ""
 	case last.deleted:
 		return fmt.Sprintf("deleted, but last printed as %s", m)
-	case m.kind == "GONE":
+	case m.typ == "GONE":
 		return fmt.Sprintf("exists (inc %d rv %s), but last printed as %s", last.inc, final, m)
 	case m.rv != "" && (m.inc != last.inc || m.rv != final):
 		return fmt.Sprintf("is at inc %d rv %s, but last printed as %s", last.inc, final, m)
@@ -466,7 +466,7 @@ func finalGap(h *history, last *podRecord, msgs []obs) string {
 //   - no message follows an incarnation's GONE; SYNC only for pods of the
 //     initial list, at most once, never with --watch-only;
 //   - once settled, the final state of every pod is printed (finalGaps);
-//   - the summary counts each printed kind once;
+//   - the summary counts each printed type once;
 //   - the exit code is the verdict of the true final state.
 func checkRun(r *result) []string {
 	all, err := parse(r.h, r.stdout)
@@ -525,7 +525,7 @@ func (r *result) checkKey(key string, msgs []obs) []string {
 	if !r.truth.judged(key) {
 		return []string{fmt.Sprintf("%s: printed, but no target controls it (%s)", key, r.truth.ownerOf(key))}
 	}
-	kinds := r.h.showsKinds()
+	typed := r.h.showsTypes()
 	states := r.h.format != "name"
 	var prev *obs
 	prevIdx := [2]int{-1, -1}
@@ -549,15 +549,15 @@ func (r *result) checkKey(key string, msgs []obs) []string {
 				continue
 			}
 			idx = [2]int{m.inc, vi}
-			bad = append(bad, order(key, prev, m, prevIdx, idx, kinds, repeated)...)
+			bad = append(bad, order(key, prev, m, prevIdx, idx, typed, repeated)...)
 			repeated = prev != nil && idx == prevIdx
-			if goneInc[m.inc] && m.kind != "" {
+			if goneInc[m.inc] && m.typ != "" {
 				bad = append(bad, fmt.Sprintf("%s: %s after the GONE of incarnation %d", key, m, m.inc))
 			}
 		}
-		if kinds {
-			bad = append(bad, r.checkKind(key, prev, m, i)...)
-			if m.kind == "GONE" {
+		if typed {
+			bad = append(bad, r.checkType(key, prev, m, i)...)
+			if m.typ == "GONE" {
 				goneInc[m.inc] = true
 			}
 		}
@@ -567,39 +567,39 @@ func (r *result) checkKey(key string, msgs []obs) []string {
 }
 
 // order: states move forward; the same state again only as the GONE
-// (where the format shows no kind, a state may show twice in a row, but
+// (where the format shows no type, a state may show twice in a row, but
 // not three times); a new incarnation only after the GONE of the previous
 // one.
-func order(key string, prev, m *obs, pi, i [2]int, kinds, repeated bool) []string {
+func order(key string, prev, m *obs, pi, i [2]int, typed, repeated bool) []string {
 	if prev == nil {
 		return nil
 	}
 	switch {
 	case i[0] < pi[0] || i[0] == pi[0] && i[1] < pi[1]:
 		return []string{fmt.Sprintf("%s: out of order: %s after %s", key, m, prev)}
-	case i == pi && (kinds && (m.kind != "GONE" || prev.kind == "GONE") || !kinds && repeated):
+	case i == pi && (typed && (m.typ != "GONE" || prev.typ == "GONE") || !typed && repeated):
 		return []string{fmt.Sprintf("%s: the same state again without a change: %s after %s", key, m, prev)}
-	case i[0] > pi[0] && kinds && prev.kind != "GONE":
-		return []string{fmt.Sprintf("%s: a new pod (incarnation %d) printed as %s without the GONE of incarnation %d (last %s)", key, m.inc, m.kind, prev.inc, prev)}
+	case i[0] > pi[0] && typed && prev.typ != "GONE":
+		return []string{fmt.Sprintf("%s: a new pod (incarnation %d) printed as %s without the GONE of incarnation %d (last %s)", key, m.inc, m.typ, prev.inc, prev)}
 	}
 	return nil
 }
 
-// checkKind: which kind may open an incarnation, and which may follow.
-func (r *result) checkKind(key string, prev, m *obs, i int) []string {
-	newInc := prev == nil || prev.inc != m.inc || m.inc == 0 && prev.kind == "GONE"
+// checkType: which type may open an incarnation, and which may follow.
+func (r *result) checkType(key string, prev, m *obs, i int) []string {
+	newInc := prev == nil || prev.inc != m.inc || m.inc == 0 && prev.typ == "GONE"
 	rec := r.truth.incarnation(key, m.inc)
 	initial := m.inc == 0 && r.anyInitial(key) || rec != nil && rec.initial
 	switch {
-	case m.kind == "SYNC" && r.h.watchOnly:
+	case m.typ == "SYNC" && r.h.watchOnly:
 		return []string{fmt.Sprintf("%s: SYNC printed with --watch-only", key)}
-	case m.kind == "SYNC" && (!initial || !newInc):
+	case m.typ == "SYNC" && (!initial || !newInc):
 		return []string{fmt.Sprintf("%s: SYNC for a pod that was not in the initial list, or not first: %s", key, m)}
-	case newInc && m.kind == "UPDATE" && (!initial || !r.h.watchOnly):
+	case newInc && m.typ == "UPDATE" && (!initial || !r.h.watchOnly):
 		return []string{fmt.Sprintf("%s: a pod first printed as UPDATE: %s", key, m)}
-	case !newInc && m.kind == "ADD":
+	case !newInc && m.typ == "ADD":
 		return []string{fmt.Sprintf("%s: ADD for a pod printed before: %s after %s", key, m, prev)}
-	case newInc && m.kind == "ADD" && i == 0 && (rec != nil && rec.initial || m.inc == 0 && len(r.truth.keys[key]) == 1 && initial):
+	case newInc && m.typ == "ADD" && i == 0 && (rec != nil && rec.initial || m.inc == 0 && len(r.truth.keys[key]) == 1 && initial):
 		// Without incarnations (-o name), an ADD first may be of a later
 		// pod of the name: one of the list, deleted before a worker took
 		// it, need never be printed.
@@ -623,7 +623,7 @@ var eventsLine = regexp.MustCompile(`(?m)^Events:   SYNC (\d+), ADD (\d+), UPDAT
 
 // checkCounts: the summary counts each printed message once.
 func (r *result) checkCounts(all []obs) []string {
-	if !r.h.showsKinds() || r.h.once && !r.h.check {
+	if !r.h.showsTypes() || r.h.once && !r.h.check {
 		return nil // a plain --once has no summary
 	}
 	// Every played run ends with a summary: a check's verdict, or the
@@ -634,7 +634,7 @@ func (r *result) checkCounts(all []obs) []string {
 	}
 	printed := map[string]int{}
 	for _, o := range all {
-		printed[o.kind]++
+		printed[o.typ]++
 	}
 	var bad []string
 	for i, k := range []string{"SYNC", "ADD", "UPDATE", "GONE"} {
@@ -800,7 +800,7 @@ func (r *result) checkOnce(all []obs) []string {
 		switch {
 		case len(msgs) != want:
 			bad = append(bad, fmt.Sprintf("--once: %s printed %d times, want %d: %v", key, len(msgs), want, msgs))
-		case want == 1 && (msgs[0].kind != "SYNC" && msgs[0].kind != "" || msgs[0].rv != "" && msgs[0].rv != recs[0].states[0].rv):
+		case want == 1 && (msgs[0].typ != "SYNC" && msgs[0].typ != "" || msgs[0].rv != "" && msgs[0].rv != recs[0].states[0].rv):
 			bad = append(bad, fmt.Sprintf("--once: %s printed as %s, want its SYNC at rv %s", key, msgs[0], recs[0].states[0].rv))
 		}
 	}

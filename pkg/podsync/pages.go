@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
@@ -83,15 +83,15 @@ func (s *stream) handlePage(c *clusterRun, p page) (ending, bool) {
 
 // restream: a pod seen in a page before (a list that failed half-way and
 // was read again) is printed again only if it changed.
-func (s *stream) restream(c *clusterRun, key cache.ObjectName, row *wire.PodRow) []controller.Message {
+func (s *stream) restream(c *clusterRun, key cache.ObjectName, row *wire.PodRow) []message.Message {
 	old := c.streamed[key]
 	switch {
 	case old == nil:
-		return []controller.Message{{Kind: controller.Sync, Key: key, Row: row}}
+		return []message.Message{{Type: message.Sync, Key: key, Row: row}}
 	case old.Meta().UID != row.Meta().UID:
-		return []controller.Message{{Kind: controller.Gone, Key: key, Row: old}, {Kind: controller.Sync, Key: key, Row: row}}
+		return []message.Message{{Type: message.Gone, Key: key, Row: old}, {Type: message.Sync, Key: key, Row: row}}
 	case old.Meta().ResourceVersion != row.Meta().ResourceVersion:
-		return []controller.Message{{Kind: controller.Update, Key: key, Row: row}}
+		return []message.Message{{Type: message.Update, Key: key, Row: row}}
 	}
 	return nil
 }
@@ -100,8 +100,8 @@ func (s *stream) restream(c *clusterRun, key cache.ObjectName, row *wire.PodRow)
 // what the pages have shown already: the SYNC of a streamed state is
 // silent, a SYNC of a newer state is an UPDATE, and a pod of another UID
 // than the streamed one is GONE first.
-func (s *stream) unstream(c *clusterRun, msgs []controller.Message) []controller.Message {
-	if c.streamed == nil || len(msgs) == 0 || !msgs[0].Kind.PodState() {
+func (s *stream) unstream(c *clusterRun, msgs []message.Message) []message.Message {
+	if c.streamed == nil || len(msgs) == 0 || !msgs[0].Type.PodState() {
 		return msgs // news about a pod (a diagnosis, an Event) is not its state
 	}
 	key := msgs[0].Key
@@ -110,17 +110,17 @@ func (s *stream) unstream(c *clusterRun, msgs []controller.Message) []controller
 		return msgs
 	}
 	delete(c.streamed, key)
-	out := make([]controller.Message, 0, len(msgs)+1)
+	out := make([]message.Message, 0, len(msgs)+1)
 	for i, m := range msgs {
 		switch {
 		case i > 0 || m.Row == nil:
 			out = append(out, m)
 		case m.Row.Meta().UID != old.Meta().UID:
-			out = append(out, controller.Message{Kind: controller.Gone, Key: key, Row: old}, m)
-		case m.Kind != controller.Sync:
+			out = append(out, message.Message{Type: message.Gone, Key: key, Row: old}, m)
+		case m.Type != message.Sync:
 			out = append(out, m)
 		case m.Row.Meta().ResourceVersion != old.Meta().ResourceVersion:
-			m.Kind = controller.Update
+			m.Type = message.Update
 			out = append(out, m)
 		}
 	}
@@ -134,7 +134,7 @@ func (s *stream) forgetStreamed(c *clusterRun) (ending, bool) {
 	left := c.streamed
 	c.streamed = nil
 	for key, row := range left {
-		if end, over := s.handle(c, []controller.Message{{Kind: controller.Gone, Key: key, Row: row}}); over {
+		if end, over := s.handle(c, []message.Message{{Type: message.Gone, Key: key, Row: row}}); over {
 			return end, true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
@@ -83,7 +84,7 @@ func (s *stream) sayProgress() {
 		parts = append(parts, text)
 		parts = append(parts, s.blockers(w)...)
 	}
-	fmt.Fprintf(s.stderr, "podsync: waiting %s: %s\n", waitedText(waited), check.SafeLine(strings.Join(parts, "; "), 0))
+	fmt.Fprintf(s.stderr, "podsync: waiting %s: %s\n", waitedText(waited), text.SafeLine(strings.Join(parts, "; "), 0))
 }
 
 // waitedText is a wait in whole seconds ("1m30s"), below a second in

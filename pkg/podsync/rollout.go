@@ -17,6 +17,7 @@ import (
 	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
@@ -126,7 +127,7 @@ func (r *rollouts) apply(eval *check.Evaluator, res rolloutResult) {
 	if !final && r.failures[res.key] < r.attempts {
 		return
 	}
-	fmt.Fprintf(r.warn, "warning: %scannot confirm the rollout of Deployment %s, judging its pods alone: %s\n", r.prefix, res.key, check.OneLine(res.err.Error(), 0))
+	fmt.Fprintf(r.warn, "warning: %scannot confirm the rollout of Deployment %s, judging its pods alone: %s\n", r.prefix, res.key, text.OneLine(res.err.Error(), 0))
 	eval.SetCurrent(res.key, check.CurrentRevision{Unverifiable: true})
 }
 

@@ -9,9 +9,11 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
@@ -131,7 +133,7 @@ type clusterRun struct {
 	// --sort-by orders it: its SYNC messages, and with several clusters
 	// every message, so that each cluster's sorted list prints as one
 	// block, its changes after it, without waiting for the other clusters.
-	held []controller.Message
+	held []message.Message
 	// ctx is the run's context, ended early for a cluster skipped as
 	// unavailable (stop); unavailable then says why.
 	ctx         context.Context
@@ -267,17 +269,17 @@ func (w *clusterRun) podSource(ctx context.Context, fail context.CancelCauseFunc
 // observer of its pages.
 func (w *clusterRun) controllerOptions(ctx context.Context, cfg Config, src *source.Source, s *stream) controller.Options {
 	stream := cfg.SortBy == ""
-	var observe func(*source.PodRowList)
+	var onPage func(*source.PodRowList)
 	if stream {
 		w.streamed = map[cache.ObjectName]*wire.PodRow{}
-		observe = s.pageObserver(ctx, w.index)
+		onPage = s.pageObserver(ctx, w.index)
 		if w.targets != nil {
-			observe = w.targets.keptPages(observe)
+			onPage = w.targets.keptPages(onPage)
 		}
 	}
 	return controller.Options{
-		ListerWatcher: src.ListerWatcher(observe),
-		Deliver: func(ctx context.Context, msgs []controller.Message) error {
+		ListerWatcher: src.ListerWatcher(onPage),
+		Deliver: func(ctx context.Context, msgs []message.Message) error {
 			select {
 			case s.deliveries <- delivery{cluster: w.index, msgs: msgs}:
 				return nil
@@ -294,7 +296,7 @@ func (w *clusterRun) controllerOptions(ctx context.Context, cfg Config, src *sou
 		KeepManagedFields: cfg.KeepManagedFields,
 		Keep:              w.targets.keeper(),
 		OnDrop: func(key cache.ObjectName, err error) {
-			fmt.Fprintf(s.stderr, "error: %spod %s: %s\n", w.prefix(), key, check.OneLine(err.Error(), 0))
+			fmt.Fprintf(s.stderr, "error: %spod %s: %s\n", w.prefix(), key, text.OneLine(err.Error(), 0))
 		},
 	}
 }

@@ -11,18 +11,18 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 // sortByField orders the SYNC messages of an initial list as `kubectl get
 // --sort-by FIELD` orders its list: from the list's own order (by
 // namespace and name), by kubectl's sorter on the pods as unstructured
 // objects. field was checked before any cluster call (ValidSortBy).
-func sortByField(msgs []controller.Message, field string) error {
+func sortByField(msgs []message.Message, field string) error {
 	if len(msgs) < 2 {
 		return nil
 	}
-	slices.SortFunc(msgs, func(a, b controller.Message) int {
+	slices.SortFunc(msgs, func(a, b message.Message) int {
 		return cmp.Or(cmp.Compare(a.Key.Namespace, b.Key.Namespace), cmp.Compare(a.Key.Name, b.Key.Name))
 	})
 	objs := make([]runtime.Object, len(msgs))
@@ -46,7 +46,7 @@ func sortByField(msgs []controller.Message, field string) error {
 	if err != nil {
 		return fmt.Errorf("--sort-by %s: %w", field, err)
 	}
-	sorted := make([]controller.Message, len(msgs))
+	sorted := make([]message.Message, len(msgs))
 	for i := range msgs {
 		sorted[i] = msgs[sorter.OriginalPosition(i)]
 	}

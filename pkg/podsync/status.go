@@ -45,8 +45,8 @@ const maxOwnerDepth = 5
 
 // statusKind is what one cluster's discovery says of a target's kind.
 type statusKind struct {
-	gvr    schema.GroupVersionResource
-	health health.Kind
+	gvr       schema.GroupVersionResource
+	discovery health.Discovery
 	// missing says why the cluster cannot serve the target; "" when it can.
 	missing string
 }
@@ -60,7 +60,7 @@ func discoverKind(ctx context.Context, c *Clients, tg check.Target) (statusKind,
 		return statusKind{}, fmt.Errorf("target %s: %w", tg, err)
 	}
 	gvk := gv.WithKind(tg.Kind)
-	k := statusKind{health: health.Kind{BuiltIn: scheme.Scheme.Recognizes(gvk)}}
+	k := statusKind{discovery: health.Discovery{BuiltIn: scheme.Scheme.Recognizes(gvk)}}
 	list, err := c.Kube.Discovery().ServerResourcesForGroupVersionWithContext(ctx, tg.APIVersion)
 	if apierrors.IsNotFound(err) {
 		k.missing = fmt.Sprintf("the cluster does not serve %s (is the CustomResourceDefinition of %s installed?)", tg.APIVersion, tg.Kind)
@@ -85,7 +85,7 @@ func discoverKind(ctx context.Context, c *Clients, tg check.Target) (statusKind,
 		return k, nil
 	}
 	k.gvr = gv.WithResource(resource)
-	k.health.HasStatus = subresources[resource+"/status"]
+	k.discovery.HasStatus = subresources[resource+"/status"]
 	return k, nil
 }
 
@@ -116,7 +116,7 @@ func (t *targetRun) judge(tg check.Target, obj runtime.Object) check.Rollout {
 	case k.missing != "":
 		return check.Rollout{State: check.Pending, Message: k.missing}
 	}
-	return t.rules.Judge(u, k.health)
+	return t.rules.Judge(u, k.discovery)
 }
 
 // goneRollout is --until gone's rule for a target judged by its status:
@@ -136,7 +136,7 @@ func goneRollout(u *unstructured.Unstructured, k statusKind) check.Rollout {
 // ownsPods says whether a target's kind may have pods: a workload, a Pod,
 // or a custom resource; a built-in kind judged by its status has none.
 func (t *targetRun) ownsPods(tg check.Target) bool {
-	return !tg.Generic() || !t.kinds[tg].health.BuiltIn
+	return !tg.Generic() || !t.kinds[tg].discovery.BuiltIn
 }
 
 // link is what the owner index keeps of an object that makes pods.
@@ -204,7 +204,7 @@ func (t *targetRun) customNamespaces() []string {
 	var out []string
 	for _, ts := range t.list {
 		tg := ts.target
-		if k, ok := t.kinds[tg]; ok && k.missing == "" && !k.health.BuiltIn && tg.Namespace != "" && !slices.Contains(out, tg.Namespace) {
+		if k, ok := t.kinds[tg]; ok && k.missing == "" && !k.discovery.BuiltIn && tg.Namespace != "" && !slices.Contains(out, tg.Namespace) {
 			out = append(out, tg.Namespace)
 		}
 	}

@@ -12,8 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
@@ -29,7 +30,7 @@ type stream struct {
 	clusters []*clusterRun
 	// several: the run watches more than one cluster.
 	several bool
-	// identity is the pod observe hands the check when the check reads
+	// identity is the pod feed hands the check when the check reads
 	// only its metadata, reused (see identityOf).
 	identity corev1.Pod
 
@@ -53,7 +54,7 @@ type stream struct {
 // delivery is one key's messages from a worker of clusters[cluster].
 type delivery struct {
 	cluster int
-	msgs    []controller.Message
+	msgs    []message.Message
 }
 
 // ending is why the loop stopped.
@@ -168,11 +169,11 @@ func (s *stream) printHeld(w *clusterRun) (ending, bool) {
 	held := w.held
 	w.held = nil
 	if s.cfg.SortBy != "" {
-		syncs := slices.DeleteFunc(slices.Clone(held), func(m controller.Message) bool { return m.Kind != controller.Sync })
+		syncs := slices.DeleteFunc(slices.Clone(held), func(m message.Message) bool { return m.Type != message.Sync })
 		if err := sortByField(syncs, s.cfg.SortBy); err != nil {
 			return ending{verdict: Broken, cause: UsageError{Err: err}}, true
 		}
-		rest := slices.DeleteFunc(held, func(m controller.Message) bool { return m.Kind == controller.Sync })
+		rest := slices.DeleteFunc(held, func(m message.Message) bool { return m.Type == message.Sync })
 		held = slices.Concat(syncs, rest)
 	}
 	for _, m := range held {
@@ -185,8 +186,8 @@ func (s *stream) printHeld(w *clusterRun) (ending, bool) {
 
 // handle judges each message of one key, then prints it: the verdict never
 // waits on, nor depends on, printing.
-func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool) {
-	if len(msgs) == 1 && !msgs[0].Kind.PodState() {
+func (s *stream) handle(w *clusterRun, msgs []message.Message) (ending, bool) {
+	if len(msgs) == 1 && !msgs[0].Type.PodState() {
 		return s.news(w, msgs[0])
 	}
 	if s.cfg.Once {
@@ -197,13 +198,13 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 	}
 	for _, m := range msgs {
 		m.Context = w.name
-		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Kind == controller.Sync && !s.cfg.WatchOnly) {
-			s.observe(w, m, m.Row)
+		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Type == message.Sync && !s.cfg.WatchOnly) {
+			s.feed(w, m, m.Row)
 			w.held = append(w.held, m)
 		} else {
 			cached := m.Row
 			m = s.unpacked(m)
-			s.observe(w, m, cached)
+			s.feed(w, m, cached)
 			if end, over := s.print(m); over {
 				return end, true
 			}
@@ -219,9 +220,9 @@ func (s *stream) handle(w *clusterRun, msgs []controller.Message) (ending, bool)
 // came in by the watch before the list was all judged (an UPDATE of a
 // listed pod, an ADD of a new one) is after that state, as in
 // `kubectl get pods`.
-func listedState(msgs []controller.Message) []controller.Message {
-	return slices.DeleteFunc(msgs, func(m controller.Message) bool {
-		return m.Kind == controller.Update || m.Kind == controller.Add
+func listedState(msgs []message.Message) []message.Message {
+	return slices.DeleteFunc(msgs, func(m message.Message) bool {
+		return m.Type == message.Update || m.Type == message.Add
 	})
 }
 
@@ -229,8 +230,8 @@ func listedState(msgs []controller.Message) []controller.Message {
 // the printer read the whole of it: on a packed row each would decode it.
 // Only a printed message is unpacked, so rows held for later or kept for
 // an explanation stay packed.
-func (s *stream) unpacked(m controller.Message) controller.Message {
-	if m.Kind == controller.Gone || s.outClosed || !s.writer.PrintsWhole(m) {
+func (s *stream) unpacked(m message.Message) message.Message {
+	if m.Type == message.Gone || s.outClosed || !s.writer.PrintsWhole(m) {
 		return m
 	}
 	if row, err := m.Row.Unpacked(); err == nil {
@@ -239,18 +240,18 @@ func (s *stream) unpacked(m controller.Message) controller.Message {
 	return m
 }
 
-// observe counts the message and tells the check about it; cached is the
-// informer's row of the message, which an explanation may keep.
-func (s *stream) observe(w *clusterRun, m controller.Message, cached *wire.PodRow) {
-	w.events[m.Kind.String()]++
-	w.targets.observe(m)
+// feed counts the message and tells the check about it; cached is the
+// informer's row of the message, which an explanation may remember.
+func (s *stream) feed(w *clusterRun, m message.Message, cached *wire.PodRow) {
+	w.events[m.Type.String()]++
+	w.targets.trackOwners(m)
 	key := m.Key.String()
-	if m.Kind != controller.Gone {
+	if m.Type != message.Gone {
 		// The state that failed the check is the one explained: a failure
 		// is final, later states of that pod are not.
-		keep := w.judged != nil && !failedOn(w.eval, key)
+		remember := w.judged != nil && !failedOn(w.eval, key)
 		status := wire.Cell(m.Row, "Status")
-		initial := m.Kind == controller.Sync
+		initial := m.Type == message.Sync
 		switch {
 		case status == "" && !w.eval.Judges():
 			// The cached row, not the one decoded for the printer.
@@ -260,7 +261,7 @@ func (s *stream) observe(w *clusterRun, m controller.Message, cached *wire.PodRo
 		default:
 			w.eval.ObserveStatus(key, s.identityOf(m.Row), status, initial)
 		}
-		if keep {
+		if remember {
 			w.judged[key] = cached
 		}
 		return
@@ -290,7 +291,7 @@ func failedOn(e *check.Evaluator, key string) bool {
 // print writes one message. A message the printer cannot format (a
 // template that fails on this pod) is reported on stderr and the stream
 // goes on; stdout that cannot be written ends the output.
-func (s *stream) print(m controller.Message) (ending, bool) {
+func (s *stream) print(m message.Message) (ending, bool) {
 	if s.outClosed {
 		return ending{}, false
 	}
@@ -303,7 +304,7 @@ func (s *stream) print(m controller.Message) (ending, bool) {
 	case errors.As(err, &we):
 		return s.writeFailed(we)
 	}
-	fmt.Fprintf(s.stderr, "error: %s\n", check.OneLine(err.Error(), 0))
+	fmt.Fprintf(s.stderr, "error: %s\n", text.OneLine(err.Error(), 0))
 	return ending{}, false
 }
 
@@ -578,7 +579,7 @@ func (s *stream) sayNoneFound(out Outcome) {
 	}
 	namespace := s.clusters[0].namespace
 	for _, w := range s.clusters {
-		if w.unavailable != nil || w.events[controller.Sync.String()] > 0 {
+		if w.unavailable != nil || w.events[message.Sync.String()] > 0 {
 			return
 		}
 		if w.namespace != namespace {
@@ -606,12 +607,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // writeRaw writes text that holds podsync's own workflow commands, past
 // the DefusedWriter that every other stderr line goes through.
-func (l *lockedWriter) writeRaw(text string) {
+func (l *lockedWriter) writeRaw(s string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	w := l.w
-	if d, ok := w.(*check.DefusedWriter); ok {
+	if d, ok := w.(*text.DefusedWriter); ok {
 		w = d.Raw
 	}
-	_, _ = io.WriteString(w, text)
+	_, _ = io.WriteString(w, s)
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
@@ -53,8 +53,8 @@ func TestGoneWithoutLastStateIsSaid(t *testing.T) {
 	}
 	s, c, out, errOut := newTestStream(t, spec)
 	key := cache.ObjectName{Namespace: "a", Name: "p"}
-	s.handle(c, []controller.Message{{Kind: controller.Sync, Key: key, Row: wire.RowOf(readyPod("p"))}})
-	s.handle(c, []controller.Message{{Kind: controller.Gone, Key: key}})
+	s.handle(c, []message.Message{{Type: message.Sync, Key: key, Row: wire.RowOf(readyPod("p"))}})
+	s.handle(c, []message.Message{{Type: message.Gone, Key: key}})
 	if got := errOut.String(); got != "warning: pod a/p was deleted while the watch was down; its last state is not known\n" {
 		t.Errorf("stderr %q", got)
 	}

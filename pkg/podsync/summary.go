@@ -7,20 +7,20 @@ import (
 	"time"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
 // summary writes the summary of a run that ended with out: the verdict, how
-// long it took, the pods by STATUS, the count of each message kind, and,
+// long it took, the pods by STATUS, the count of each message type, and,
 // for a check that failed or was not met, an explanation of each pod that
 // is not satisfied.
 func (s *stream) summary(ctx context.Context, out Outcome, took time.Duration) {
 	sum := check.Summary{
 		Verdict: out.Verdict.String(), ExitCode: out.ExitCode(), Duration: took,
-		Statuses: map[string]int{}, Events: map[string]int{}, EventKinds: kindNames(s.cfg),
+		Statuses: map[string]int{}, Events: map[string]int{}, EventTypes: typeNames(s.cfg),
 	}
 	sum.Reason = s.reason()
-	gone := slices.ContainsFunc(s.cfg.Check.Conditions, func(c check.Condition) bool { return c.Kind == check.KindGone })
+	gone := slices.ContainsFunc(s.cfg.Check.Conditions, func(c check.Condition) bool { return c.Keyword == check.KeywordGone })
 	for _, w := range s.clusters {
 		sum.Targets = append(sum.Targets, w.targets.summarize(w, gone)...)
 		sum.Pods += w.eval.Verdict().Pods
@@ -48,16 +48,16 @@ func mergeCounts(into, from map[string]int) {
 	}
 }
 
-// kindNames lists the message kinds the summary always counts, in the
-// kinds table's order: the pod kinds, then those the run prints
+// typeNames lists the message types the summary always counts, in the
+// order of message.Types: the pod types, then those the run prints
 // (DIAGNOSIS with --diagnose, WARNING and NORMAL with --events).
-func kindNames(cfg Config) []string {
+func typeNames(cfg Config) []string {
 	var out []string
-	for _, k := range controller.Kinds() {
+	for _, k := range message.Types() {
 		switch {
 		case k.PodState(),
-			k == controller.Diagnosis && cfg.Diagnose,
-			(k == controller.Warning || k == controller.Normal) && cfg.Events:
+			k == message.Diagnosis && cfg.Diagnose,
+			(k == message.Warning || k == message.Normal) && cfg.Events:
 			out = append(out, k.String())
 		}
 	}

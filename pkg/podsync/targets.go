@@ -25,9 +25,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
@@ -61,7 +63,7 @@ type targetRun struct {
 	started time.Time
 
 	// owners holds, by pod key, the targets of each pod the stream has
-	// shown (see observe); the stream goroutine alone uses it.
+	// shown (see trackOwners); the stream goroutine alone uses it.
 	owners map[string][]*targetState
 
 	// stderr and prefix: for what is said of pods no target owns.
@@ -566,7 +568,7 @@ func mayWatchAllPods(ctx context.Context, c kubernetes.Interface) (bool, string)
 		got, err := c.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		switch {
 		case err != nil:
-			return false, fmt.Sprintf("could not ask whether pods may be %sed in every namespace: %s", verb, check.OneLine(err.Error(), 0))
+			return false, fmt.Sprintf("could not ask whether pods may be %sed in every namespace: %s", verb, text.OneLine(err.Error(), 0))
 		case !got.Status.Allowed:
 			return false, fmt.Sprintf("pods may not be %sed in every namespace", verb)
 		}
@@ -574,10 +576,10 @@ func mayWatchAllPods(ctx context.Context, c kubernetes.Interface) (bool, string)
 	return true, "pods may be listed and watched in every namespace"
 }
 
-// observe keeps, for each pod the stream has shown, the targets that own
-// it: the summary counts and explains each target's pods from them, also
-// when the run ended before the informer held the whole list.
-func (t *targetRun) observe(m controller.Message) {
+// trackOwners records, for each pod the stream has shown, the targets
+// that own it: the summary counts and explains each target's pods from
+// them, also when the run ended before the informer held the whole list.
+func (t *targetRun) trackOwners(m message.Message) {
 	if t == nil {
 		return
 	}
@@ -586,7 +588,7 @@ func (t *targetRun) observe(m controller.Message) {
 		ts.pods--
 	}
 	delete(t.owners, key)
-	if m.Kind == controller.Gone || m.Row == nil {
+	if m.Type == message.Gone || m.Row == nil {
 		return
 	}
 	for _, ts := range t.list {
