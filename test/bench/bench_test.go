@@ -135,9 +135,9 @@ func TestBenchSmoke(t *testing.T) {
 		"| churn at 300/s: CPU per update ≤ 1.25× the floor's watch | ",
 		"| churn at 300/s: lag p99 ≤ the floor's watch p99 + 25 ms, nothing lost | ",
 		"| verdict latency at 300/s, the last pod turns Ready: p99 ≤ 100 ms | ",
-		"| verdict latency at 300/s, a container enters CrashLoopBackOff: p99 ≤ 100 ms | ",
+		"| verdict latency at 300/s, a container enters CrashLoopBackOff (`--log-lines 0`): p99 ≤ 100 ms | ",
 		"| `kubectl podsync -A --until ready` | the last pod turns Ready | 1 | ",
-		"| `kubectl podsync -A --until ready` | a container enters CrashLoopBackOff | 1 | ",
+		"| `kubectl podsync -A --until ready` | a container enters CrashLoopBackOff (`--log-lines 0`) | 1 | ",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, r.stdout)
