@@ -63,6 +63,30 @@ func (e *Evaluator) Unconfirmed() []string {
 	return keys
 }
 
+// IsUnconfirmed reports whether the Deployment holds the check back, in
+// O(1).
+func (e *Evaluator) IsUnconfirmed(deployment string) bool {
+	w := e.workloads[deployment]
+	return w != nil && w.unconfirmed
+}
+
+// TakeUnconfirmed returns the sorted keys of the Deployments that came to
+// hold the check back since its last call and still do. It costs
+// O(those): a caller that asks the API about each once need not scan
+// every Deployment on every change, which with thousands of them and a
+// lookup answered at a time would cost O(Deployments²).
+func (e *Evaluator) TakeUnconfirmed() []string {
+	var keys []string
+	for k := range e.turned {
+		if e.IsUnconfirmed(k) {
+			keys = append(keys, k)
+		}
+	}
+	clear(e.turned)
+	sort.Strings(keys)
+	return keys
+}
+
 // reconfirm updates whether w holds the check back.
 func (e *Evaluator) reconfirm(w *workload) {
 	now := e.confirm && len(w.revs) == 1 && !e.confirms(w.key, w.only())
@@ -72,6 +96,7 @@ func (e *Evaluator) reconfirm(w *workload) {
 	w.unconfirmed = now
 	if now {
 		e.unconfirmed++
+		e.turned[w.key] = true
 	} else {
 		e.unconfirmed--
 	}

@@ -128,3 +128,39 @@ func TestConfirmRolloutShortCuts(t *testing.T) {
 		})
 	}
 }
+
+// TakeUnconfirmed names a Deployment once each time it comes to hold the
+// check back, and not once it no longer does.
+func TestTakeUnconfirmedOncePerTurn(t *testing.T) {
+	pod := func(n, hash string) *corev1.Pod { return newPod(n, ofReplicaSet("web", hash, 0), ready()) }
+	e := NewEvaluator(untilSpec("ready"))
+	e.ConfirmRollouts()
+	e.Observe("default/web-old1-a", pod("web-old1-a", "old1"), true)
+	if got := e.TakeUnconfirmed(); !reflect.DeepEqual(got, []string{"default/web"}) || !e.IsUnconfirmed("default/web") {
+		t.Fatalf("first take = %q", got)
+	}
+	e.Observe("default/web-old1-b", pod("web-old1-b", "old1"), true)
+	if got := e.TakeUnconfirmed(); len(got) != 0 {
+		t.Errorf("second take, nothing turned = %q", got)
+	}
+	e.SetCurrent("default/web", CurrentRevision{ReplicaSet: "web-old1", Hash: "old1"})
+	if e.IsUnconfirmed("default/web") || len(e.TakeUnconfirmed()) != 0 {
+		t.Error("a confirmed Deployment is still named")
+	}
+	// A new revision alone, not the confirmed one: it holds the check again.
+	e.Forget("default/web-old1-a")
+	e.Forget("default/web-old1-b")
+	e.Observe("default/web-new2-a", pod("web-new2-a", "new2"), false)
+	if got := e.TakeUnconfirmed(); !reflect.DeepEqual(got, []string{"default/web"}) {
+		t.Errorf("take after the revision changed = %q", got)
+	}
+	// The confirmed revision alone again: it holds nothing, nothing is named.
+	e.Forget("default/web-new2-a")
+	e.Observe("default/web-old1-a", pod("web-old1-a", "old1"), false)
+	if e.IsUnconfirmed("default/web") {
+		t.Fatal("the confirmed revision back alone should not hold the check")
+	}
+	if got := e.TakeUnconfirmed(); len(got) != 0 {
+		t.Errorf("take of a Deployment confirmed again = %q", got)
+	}
+}

@@ -203,6 +203,9 @@ type Evaluator struct {
 	confirm     bool
 	current     map[string]CurrentRevision
 	unconfirmed int
+	// turned holds the Deployments that came to hold the check back since
+	// TakeUnconfirmed last ran.
+	turned map[string]bool
 	// finished counts the pods of Result.Finished; the rest: see AddTarget.
 	finished     int
 	targets      map[Target]*targetState
@@ -227,6 +230,7 @@ func NewEvaluator(spec Spec) *Evaluator {
 		gone:        hasGone(spec.Conditions),
 		workloads:   make(map[string]*workload),
 		current:     make(map[string]CurrentRevision),
+		turned:      make(map[string]bool),
 	}
 	for _, r := range spec.FailOn {
 		e.failOn[strings.ToLower(r)] = r

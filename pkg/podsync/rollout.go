@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -39,6 +40,10 @@ type rollouts struct {
 	wg       sync.WaitGroup
 
 	inFlight map[string]bool
+	// again holds the Deployments to look up again: still held back after
+	// an answer (unless once), or failed below attempts.
+	again map[string]bool
+	once  bool
 	// delays holds the next delay of each Deployment looked up before.
 	delays   map[string]wait.DelayFunc
 	failures map[string]int
@@ -62,6 +67,7 @@ func newRollouts(apps appsclient.AppsV1Interface, attempts int, warn io.Writer, 
 		cluster:  cluster,
 		results:  results,
 		inFlight: map[string]bool{},
+		again:    map[string]bool{},
 		delays:   map[string]wait.DelayFunc{},
 		failures: map[string]int{},
 	}
@@ -84,6 +90,16 @@ func (r *rollouts) ask(ctx context.Context, keys []string) {
 		r.wg.Go(func() { r.lookUp(ctx, k, delay) })
 	}
 }
+
+// takeAgain returns the Deployments to look up again, and forgets them.
+func (r *rollouts) takeAgain() []string {
+	keys := slices.Sorted(maps.Keys(r.again))
+	clear(r.again)
+	return keys
+}
+
+// busy reports whether a lookup is in flight or waits for its delay.
+func (r *rollouts) busy() bool { return len(r.inFlight) > 0 }
 
 // wait waits for the lookups in flight; they end with the run's context.
 func (r *rollouts) wait() {
@@ -117,14 +133,18 @@ func (r *rollouts) apply(eval *check.Evaluator, res rolloutResult) {
 	if res.err == nil {
 		delete(r.failures, res.key)
 		eval.SetCurrent(res.key, res.cur)
-		if !slices.Contains(eval.Unconfirmed(), res.key) {
+		switch {
+		case !eval.IsUnconfirmed(res.key):
 			delete(r.delays, res.key)
+		case !r.once:
+			r.again[res.key] = true
 		}
 		return
 	}
 	r.failures[res.key]++
 	final := apierrors.IsForbidden(res.err) || apierrors.IsNotFound(res.err) || apierrors.IsUnauthorized(res.err)
 	if !final && r.failures[res.key] < r.attempts {
+		r.again[res.key] = true
 		return
 	}
 	fmt.Fprintf(r.warn, "warning: %scannot confirm the rollout of Deployment %s, judging its pods alone: %s\n", r.prefix, res.key, text.OneLine(res.err.Error(), 0))

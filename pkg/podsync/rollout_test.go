@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -132,6 +133,21 @@ func TestRolloutsApply(t *testing.T) {
 			t.Errorf("after confirmation: %v, in flight %v, delays %v, warning %q", v.State, r.inFlight, r.delays, warn.String())
 		}
 	})
+	t.Run("still held back: looked up again, but not with --once", func(t *testing.T) {
+		for _, once := range []bool{false, true} {
+			e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &bytes.Buffer{}, 0, nil)
+			r.once = once
+			r.inFlight["shop/web"] = true
+			r.apply(e, rolloutResult{key: "shop/web", cur: check.CurrentRevision{Waiting: "no ReplicaSet has its current pod template yet"}})
+			got := r.takeAgain()
+			if once && len(got) != 0 || !once && !reflect.DeepEqual(got, []string{"shop/web"}) || r.busy() {
+				t.Errorf("once %v: again %q, busy %v", once, got, r.busy())
+			}
+			if again := r.takeAgain(); len(again) != 0 {
+				t.Errorf("once %v: taken twice: %q", once, again)
+			}
+		}
+	})
 	t.Run("forbidden is final", func(t *testing.T) {
 		var warn bytes.Buffer
 		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn, 0, nil)
@@ -161,6 +177,9 @@ func TestRolloutsApply(t *testing.T) {
 			held := e.Verdict().WaitsOnRollout()
 			if i < 3 && (!held || warn.Len() != 0 || e.HasCurrent("shop/web")) {
 				t.Fatalf("attempt %d: gave up too soon (held %v, warning %q)", i, held, warn.String())
+			}
+			if again := r.takeAgain(); i < 3 && !reflect.DeepEqual(again, []string{"shop/web"}) || i == 3 && len(again) != 0 {
+				t.Errorf("attempt %d: looked up again: %q", i, again)
 			}
 		}
 		if v := e.Verdict(); v.State != check.Met || !strings.Contains(warn.String(), "connection reset") {

@@ -195,6 +195,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		// looked up, so their pods are judged alone.
 		w.rollouts = newRollouts(c.Clients.Kube.AppsV1(), cfg.MaxRetries, s.stderr, i, s.lookups)
 		w.rollouts.prefix = w.prefix()
+		w.rollouts.once = cfg.Once
 		w.eval.ConfirmRollouts()
 	}
 	opts := w.controllerOptions(ctx, cfg, src, s)

@@ -433,11 +433,11 @@ func (s *stream) judge(ctx context.Context) (ending, bool) {
 	waiting := false
 	for _, w := range s.clusters {
 		if v := w.eval.Verdict(); v.WaitsOnRollout() {
-			keys := w.eval.Unconfirmed()
-			if !s.cfg.Once || !answered(w.eval, keys) {
-				w.rollouts.ask(ctx, keys)
-				waiting = true
-			}
+			// Each Deployment is asked about when it comes to hold the
+			// check back and again after each answer that leaves it so
+			// (with --once, only after a failure).
+			w.rollouts.ask(ctx, append(w.eval.TakeUnconfirmed(), w.rollouts.takeAgain()...))
+			waiting = waiting || w.rollouts.busy()
 		}
 	}
 	if !s.cfg.Once || waiting {
@@ -508,16 +508,6 @@ func (s *stream) settled() ending {
 		return ending{verdict: Met, summary: true}
 	}
 	return ending{verdict: NotMet, summary: true}
-}
-
-// answered reports whether every one of the Deployments has been looked up.
-func answered(eval *check.Evaluator, deployments []string) bool {
-	for _, k := range deployments {
-		if !eval.HasCurrent(k) {
-			return false
-		}
-	}
-	return true
 }
 
 // fromCause turns the reason the context ended into an ending.
