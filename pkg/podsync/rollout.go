@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
 	"k8s.io/client-go/tools/cache"
@@ -74,20 +75,47 @@ func newRollouts(apps appsclient.AppsV1Interface, attempts int, warn io.Writer, 
 }
 
 // ask starts a lookup of each Deployment that is not being looked up
-// already.
+// already. Several asked about for the first time in one namespace are
+// looked up together, with one list of its Deployments and one of its
+// ReplicaSets: a check over thousands of Deployments is met when its last
+// pod is, not thousands of requests later.
 func (r *rollouts) ask(ctx context.Context, keys []string) {
+	first := map[string][]string{}
 	for _, k := range keys {
 		if r.inFlight[k] {
 			continue
 		}
 		r.inFlight[k] = true
-		var delay time.Duration
 		if next, ok := r.delays[k]; ok {
-			delay = next()
-		} else {
-			r.delays[k] = source.Backoff().DelayFunc()
+			delay := next()
+			r.wg.Go(func() { r.lookUp(ctx, k, delay) })
+			continue
 		}
-		r.wg.Go(func() { r.lookUp(ctx, k, delay) })
+		r.delays[k] = source.Backoff().DelayFunc()
+		ns, _, _ := cache.SplitMetaNamespaceKey(k)
+		first[ns] = append(first[ns], k)
+	}
+	for ns, ks := range first {
+		if len(ks) == 1 {
+			r.wg.Go(func() { r.lookUp(ctx, ks[0], 0) })
+			continue
+		}
+		r.wg.Go(func() { r.lookUpNamespace(ctx, ns, ks) })
+	}
+}
+
+// lookUpNamespace looks up the Deployments keys of namespace ns together,
+// or one by one when the lists fail (a user who may get but not list).
+func (r *rollouts) lookUpNamespace(ctx context.Context, ns string, keys []string) {
+	answers, err := currentRevisions(ctx, r.apps, ns, keys)
+	for _, k := range keys {
+		a := answers[k]
+		if err != nil {
+			a.cur, a.err = currentRevision(ctx, r.apps, k)
+		}
+		if !r.send(ctx, rolloutResult{cluster: r.cluster, key: k, cur: a.cur, err: a.err}) {
+			return
+		}
 	}
 }
 
@@ -119,9 +147,16 @@ func (r *rollouts) lookUp(ctx context.Context, key string, delay time.Duration) 
 		}
 	}
 	cur, err := currentRevision(ctx, r.apps, key)
+	r.send(ctx, rolloutResult{cluster: r.cluster, key: key, cur: cur, err: err})
+}
+
+// send hands a result to the stream; false when the run has ended.
+func (r *rollouts) send(ctx context.Context, res rolloutResult) bool {
 	select {
-	case r.results <- rolloutResult{cluster: r.cluster, key: key, cur: cur, err: err}:
+	case r.results <- res:
+		return true
 	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -173,8 +208,55 @@ func currentRevision(ctx context.Context, apps appsclient.AppsV1Interface, key s
 	if err != nil {
 		return check.CurrentRevision{}, fmt.Errorf("list replicasets of deployment %s: %w", key, err)
 	}
+	return currentOf(d, list.Items), nil
+}
+
+// lookedUp is what a lookup found for one Deployment.
+type lookedUp struct {
+	cur check.CurrentRevision
+	err error
+}
+
+// currentRevisions is currentRevision for the Deployments keys of
+// namespace ns, from one list of its Deployments and one of its
+// ReplicaSets. A Deployment not in the list is not found, as by a get.
+func currentRevisions(ctx context.Context, apps appsclient.AppsV1Interface, ns string, keys []string) (map[string]lookedUp, error) {
+	deps, err := apps.Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list deployments in %s: %w", ns, err)
+	}
+	sets, err := apps.ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list replicasets in %s: %w", ns, err)
+	}
+	byName := make(map[string]*appsv1.Deployment, len(deps.Items))
+	for i := range deps.Items {
+		byName[deps.Items[i].Name] = &deps.Items[i]
+	}
+	byOwner := map[types.UID][]appsv1.ReplicaSet{}
+	for i := range sets.Items {
+		if ref := metav1.GetControllerOf(&sets.Items[i]); ref != nil {
+			byOwner[ref.UID] = append(byOwner[ref.UID], sets.Items[i])
+		}
+	}
+	out := make(map[string]lookedUp, len(keys))
+	for _, k := range keys {
+		_, name, _ := cache.SplitMetaNamespaceKey(k)
+		d := byName[name]
+		if d == nil {
+			out[k] = lookedUp{err: fmt.Errorf("get deployment %s: %w", k, apierrors.NewNotFound(appsv1.Resource("deployments"), name))}
+			continue
+		}
+		out[k] = lookedUp{cur: currentOf(d, byOwner[d.UID])}
+	}
+	return out, nil
+}
+
+// currentOf says which of sets, the ReplicaSets of Deployment d, is
+// current, or why none is yet.
+func currentOf(d *appsv1.Deployment, sets []appsv1.ReplicaSet) check.CurrentRevision {
 	var cur check.CurrentRevision
-	if rs := currentReplicaSet(d, list.Items); rs != nil {
+	if rs := currentReplicaSet(d, sets); rs != nil {
 		cur.ReplicaSet, cur.Hash = rs.Name, rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
 	}
 	switch {
@@ -185,7 +267,7 @@ func currentRevision(ctx context.Context, apps appsclient.AppsV1Interface, key s
 	case cur.Hash == "":
 		cur.Waiting = "no ReplicaSet has its current pod template yet"
 	}
-	return cur, nil
+	return cur
 }
 
 func currentReplicaSet(d *appsv1.Deployment, sets []appsv1.ReplicaSet) *appsv1.ReplicaSet {

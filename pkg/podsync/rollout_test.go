@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,9 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
@@ -221,5 +224,72 @@ func testRolloutsAskOncePerDeployment(t *testing.T) {
 	r.wg.Wait()
 	if n := len(client.Actions()); n != 2 {
 		t.Errorf("%d API calls, want 2 (get deployment, list replicasets)", n)
+	}
+}
+
+// Deployments looked up together answer as each looked up alone does.
+func TestCurrentRevisionsAnswerAsOneByOne(t *testing.T) {
+	named := func(d *appsv1.Deployment, name string, uid types.UID) *appsv1.Deployment {
+		d.Name, d.UID = name, uid
+		return d
+	}
+	ownedBy := func(rs *appsv1.ReplicaSet, owner string) *appsv1.ReplicaSet {
+		rs.Name, rs.OwnerReferences[0].Name = owner+"-"+rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey], owner
+		return rs
+	}
+	client := fake.NewClientset(
+		deployment("web:2", 2, 2, false), replicaSet("old", "web:1", "dep-uid", time.Hour), replicaSet("new", "web:2", "dep-uid", 0),
+		named(deployment("web:3", 3, 3, true), "paused", "paused-uid"),
+		named(deployment("web:2", 4, 3, false), "behind", "behind-uid"), ownedBy(replicaSet("b1", "web:2", "behind-uid", 0), "behind"),
+	)
+	keys := []string{"shop/web", "shop/paused", "shop/behind", "shop/gone"}
+	together, err := currentRevisions(context.Background(), client.AppsV1(), "shop", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		cur, err := currentRevision(context.Background(), client.AppsV1(), k)
+		if got := together[k]; !reflect.DeepEqual(got.cur, cur) || fmt.Sprint(got.err) != fmt.Sprint(err) {
+			t.Errorf("%s: together %+v, %v; alone %+v, %v", k, got.cur, got.err, cur, err)
+		}
+	}
+	if together["shop/web"].cur.Hash != "new" || !apierrors.IsNotFound(together["shop/gone"].err) {
+		t.Errorf("web %+v, gone %v", together["shop/web"].cur, together["shop/gone"].err)
+	}
+}
+
+// Several Deployments of one namespace asked about at once cost two
+// lists; one that cannot be listed is looked up alone.
+func TestRolloutsAskANamespaceTogether(t *testing.T) {
+	for _, listable := range []bool{true, false} {
+		client := fake.NewClientset(deployment("web:2", 2, 2, false), replicaSet("new", "web:2", "dep-uid", 0))
+		if !listable {
+			client.PrependReactor("list", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "", errors.New("no RBAC"))
+			})
+		}
+		results := make(chan rolloutResult, 2)
+		r := newRollouts(client.AppsV1(), 3, &bytes.Buffer{}, 0, results)
+		r.ask(context.Background(), []string{"shop/web", "shop/gone"})
+		r.wait()
+		close(results)
+		got := map[string]rolloutResult{}
+		for res := range results {
+			got[res.key] = res
+		}
+		if got["shop/web"].cur.Hash != "new" || got["shop/web"].err != nil || !apierrors.IsNotFound(got["shop/gone"].err) {
+			t.Errorf("listable %v: results %+v", listable, got)
+		}
+		var verbs []string
+		for _, a := range client.Actions() {
+			verbs = append(verbs, a.GetVerb()+" "+a.GetResource().Resource)
+		}
+		want := []string{"list deployments", "list replicasets"}
+		if !listable {
+			want = []string{"list deployments", "get deployments", "list replicasets", "get deployments"}
+		}
+		if !reflect.DeepEqual(verbs, want) {
+			t.Errorf("listable %v: requests %q, want %q", listable, verbs, want)
+		}
 	}
 }
