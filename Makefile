@@ -97,7 +97,7 @@ fuzz-smoke: ## The fuzz targets of make fuzz with small counts (part of make che
 # kubectl wait (-crs; BENCH_ARGS=-crs-only runs only that).
 BENCH_ARGS ?= -pods 5000,50000,150000 -pod-shape small -runs 5 -rate 250 -duration 60s
 BENCH_OUT  ?= bin/bench-report.md
-bench: ## podsync against kubectl and the floor at 5k/50k/150k pods, churn lag, and 1,000 custom resources against kubectl wait; report in bin/bench-report.md or BENCH_OUT (see docs/BENCHMARKS.md)
+bench: ## podsync against kubectl and the floor at 5k/50k/150k pods, churn lag, verdict latency, and 1,000 custom resources against kubectl wait; report in bin/bench-report.md or BENCH_OUT (see docs/BENCHMARKS.md)
 	mkdir -p bin $(dir $(BENCH_OUT))
 	cd $(BENCH_MOD) && $(GO) build -o $(CURDIR)/bin/bench .
 	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" bin/bench $(BENCH_ARGS) -out $(BENCH_OUT)
