@@ -226,16 +226,9 @@ func (e *env) runChurn(ctx context.Context, l *loader, rate float64, wt watcher)
 		waitErr = cmd.Wait()
 		close(exited)
 	}()
-	defer func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-exited
-		}
-	}()
+	defer killUnlessExited(cmd, exited)
 
-	if err := e.waitWatching(ctx, l, w, exited); err != nil {
+	if err := e.waitWatching(ctx, l, func() bool { return w.sentinelSeen() >= 1 }, exited); err != nil {
 		return res, fmt.Errorf("%s: %w; stderr: %s", wt.id, err, tail(stderr.String()))
 	}
 	res.WatchReady = time.Since(started)
@@ -350,9 +343,9 @@ func (e *env) serverCPU() (api, etcd, self time.Duration) {
 	return api, etcd, self
 }
 
-// waitWatching updates the sentinel pod until the watcher prints it: from
-// then on the watcher has its initial list and watches.
-func (e *env) waitWatching(ctx context.Context, l *loader, w *churnWatch, exited <-chan struct{}) error {
+// waitWatching updates the sentinel pod until seen says the watcher
+// printed it: from then on the watcher has its initial list and watches.
+func (e *env) waitWatching(ctx context.Context, l *loader, seen func() bool, exited <-chan struct{}) error {
 	limit := 2*time.Minute + time.Duration(l.total)*5*time.Millisecond
 	deadline := time.Now().Add(limit)
 	ns, name := l.podNamespace(0), l.podName(0)
@@ -368,12 +361,23 @@ func (e *env) waitWatching(ctx context.Context, l *loader, w *churnWatch, exited
 				return ctx.Err()
 			case <-time.After(50 * time.Millisecond):
 			}
-			if w.sentinelSeen() >= 1 {
+			if seen() {
 				return nil
 			}
 		}
 	}
 	return fmt.Errorf("no update of the sentinel pod printed within %s", limit)
+}
+
+// killUnlessExited kills a client that has not exited, once it is no
+// longer measured, and waits for it.
+func killUnlessExited(cmd *exec.Cmd, exited <-chan struct{}) {
+	select {
+	case <-exited:
+	default:
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-exited
+	}
 }
 
 // sentUpdate is the newest accepted update of one pod.

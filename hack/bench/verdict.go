@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,15 +135,8 @@ func (e *env) verdictTrial(ctx context.Context, l *loader, r *verdictResult) (la
 	var waitErr error
 	exited := make(chan struct{})
 	go func() { waitErr = cmd.Wait(); ended = time.Now(); close(exited) }()
-	defer func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-exited
-		}
-	}()
-	if err := e.waitPrinted(ctx, l, spy, exited); err != nil {
+	defer killUnlessExited(cmd, exited)
+	if err := e.waitWatching(ctx, l, spy.seen.Load, exited); err != nil {
 		return 0, 0, fmt.Errorf("%w; stderr: %s", err, tail(stderr.String()))
 	}
 	watching = time.Since(started)
@@ -161,31 +153,6 @@ func (e *env) verdictTrial(ctx context.Context, l *loader, r *verdictResult) (la
 		return 0, 0, fmt.Errorf("exit code %d, want %d; stderr: %s", code, r.cs.code, tail(stderr.String()))
 	}
 	return ended.Sub(sent), watching, nil
-}
-
-// waitPrinted writes the sentinel pod until the check prints it as an
-// UPDATE: it then has judged its initial list and watches.
-func (e *env) waitPrinted(ctx context.Context, l *loader, spy *updateSpy, exited <-chan struct{}) error {
-	limit := 2*time.Minute + time.Duration(l.total)*5*time.Millisecond
-	deadline := time.Now().Add(limit)
-	for v := 1; time.Now().Before(deadline); v++ {
-		if err := annotatePod(ctx, l.cs, l.podNamespace(0), l.podName(0), sentinelAnnotate, "v"+strconv.Itoa(v)); err != nil {
-			return err
-		}
-		for range 10 {
-			select {
-			case <-exited:
-				return fmt.Errorf("it ended before it watched")
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(50 * time.Millisecond):
-			}
-			if spy.seen.Load() {
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("no UPDATE of the sentinel pod printed within %s", limit)
 }
 
 // updateSpy reads the check's table and notes an UPDATE row of one pod.
