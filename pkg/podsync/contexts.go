@@ -57,7 +57,7 @@ func (s *stream) skipper(ctx context.Context, w *clusterRun) func(error) {
 // nothing to watch: the run ends as one whose cluster cannot be used.
 func (s *stream) skip(u unavailable) (ending, bool) {
 	w := s.clusters[u.cluster]
-	w.unavailable, w.initial, w.held = u.err, true, nil
+	w.unavailable, w.list.done, w.list.held = u.err, true, nil
 	fmt.Fprintf(s.stderr, "warning: %sunavailable, going on without it (--skip-unavailable): %s\n", w.prefix(), text.OneLine(u.err.Error(), 0))
 	if s.skipped() < len(s.clusters) {
 		return ending{}, false
@@ -93,7 +93,7 @@ func (s *stream) contextSummary(w *clusterRun) check.ContextSummary {
 		if !checking(s.cfg.Check) {
 			c.Verdict = Done.String()
 		}
-	case !w.initial && v.State != check.Failed:
+	case !w.list.done && v.State != check.Failed:
 		// The run ended (another cluster failed, a signal) before this
 		// cluster's list was in: what it has is no verdict yet.
 		c.Verdict, c.Reason = NotMet.String(), "the initial list of pods was not complete yet"

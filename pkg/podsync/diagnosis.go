@@ -158,7 +158,7 @@ func (w *clusterRun) row(key string) *wire.PodRow {
 	if err != nil {
 		return nil
 	}
-	return w.streamed[name]
+	return w.list.streamed[name]
 }
 
 // anyAwaited reports whether one of the pods still awaits its diagnosis,

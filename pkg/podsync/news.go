@@ -27,8 +27,8 @@ func (s *stream) news(w *clusterRun, m message.Message) (ending, bool) {
 func (s *stream) printNews(w *clusterRun, m message.Message) (ending, bool) {
 	w.events[m.Type.String()]++
 	m.Context = w.name
-	if !w.initial && s.cfg.SortBy != "" && (s.several || !s.cfg.WatchOnly) {
-		w.held = append(w.held, m)
+	if w.list.holds(m) {
+		w.list.held = append(w.list.held, m)
 		return ending{}, false
 	}
 	return s.print(m)

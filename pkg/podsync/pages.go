@@ -6,10 +6,8 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
 // The initial list is printed page by page as it arrives, rather than once
@@ -57,7 +55,7 @@ func (s *stream) pageObserver(ctx context.Context, i int) func(*source.PodRowLis
 // lets the page's rows out at once.
 func (s *stream) handlePage(c *clusterRun, p page) (ending, bool) {
 	defer close(p.done)
-	if c.initial {
+	if c.list.done {
 		return ending{}, false // a relist: its changes come from the informer
 	}
 	if s.several || s.writer.Shape() != output.Table {
@@ -70,73 +68,11 @@ func (s *stream) handlePage(c *clusterRun, p page) (ending, bool) {
 	for i := range p.list.Items {
 		row := &p.list.Items[i]
 		key := cache.ObjectName{Namespace: row.Meta().Namespace, Name: row.Meta().Name}
-		msgs := s.restream(c, key, row)
-		c.streamed[key] = row
-		if end, over := s.handle(c, msgs); over {
+		if end, over := s.handle(c, c.list.restream(key, row)); over {
 			// What was judged and printed before the end is not lost.
 			s.flush()
 			return end, true
 		}
 	}
 	return s.flush()
-}
-
-// restream: a pod seen in a page before (a list that failed half-way and
-// was read again) is printed again only if it changed.
-func (s *stream) restream(c *clusterRun, key cache.ObjectName, row *wire.PodRow) []message.Message {
-	old := c.streamed[key]
-	switch {
-	case old == nil:
-		return []message.Message{{Type: message.Sync, Key: key, Row: row}}
-	case old.Meta().UID != row.Meta().UID:
-		return []message.Message{{Type: message.Gone, Key: key, Row: old}, {Type: message.Sync, Key: key, Row: row}}
-	case old.Meta().ResourceVersion != row.Meta().ResourceVersion:
-		return []message.Message{{Type: message.Update, Key: key, Row: row}}
-	}
-	return nil
-}
-
-// unstream takes the messages of one key from a worker and drops or turns
-// what the pages have shown already: the SYNC of a streamed state is
-// silent, a SYNC of a newer state is an UPDATE, and a pod of another UID
-// than the streamed one is GONE first.
-func (s *stream) unstream(c *clusterRun, msgs []message.Message) []message.Message {
-	if c.streamed == nil || len(msgs) == 0 || !msgs[0].Type.PodState() {
-		return msgs // news about a pod (a diagnosis, an Event) is not its state
-	}
-	key := msgs[0].Key
-	old := c.streamed[key]
-	if old == nil {
-		return msgs
-	}
-	delete(c.streamed, key)
-	out := make([]message.Message, 0, len(msgs)+1)
-	for i, m := range msgs {
-		switch {
-		case i > 0 || m.Row == nil:
-			out = append(out, m)
-		case m.Row.Meta().UID != old.Meta().UID:
-			out = append(out, message.Message{Type: message.Gone, Key: key, Row: old}, m)
-		case m.Type != message.Sync:
-			out = append(out, m)
-		case m.Row.Meta().ResourceVersion != old.Meta().ResourceVersion:
-			m.Type = message.Update
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// forgetStreamed ends the pages of c once its initial list is complete: a
-// pod shown from a page that the informer never listed (a list that failed
-// half-way, after which the pod was deleted) is GONE.
-func (s *stream) forgetStreamed(c *clusterRun) (ending, bool) {
-	left := c.streamed
-	c.streamed = nil
-	for key, row := range left {
-		if end, over := s.handle(c, []message.Message{{Type: message.Gone, Key: key, Row: row}}); over {
-			return end, true
-		}
-	}
-	return ending{}, false
 }

@@ -127,13 +127,8 @@ type clusterRun struct {
 	targets *targetRun
 	// events counts the messages of each kind.
 	events map[string]int
-	// initial: the whole initial list has been delivered.
-	initial bool
-	// held holds messages back until the initial list is complete, when
-	// --sort-by orders it: its SYNC messages, and with several clusters
-	// every message, so that each cluster's sorted list prints as one
-	// block, its changes after it, without waiting for the other clusters.
-	held []message.Message
+	// list is where the cluster's initial list stands.
+	list initialList
 	// ctx is the run's context, ended early for a cluster skipped as
 	// unavailable (stop); unavailable then says why.
 	ctx         context.Context
@@ -154,9 +149,6 @@ type clusterRun struct {
 	// namespace is the one namespace whose Events the run watches ("" for
 	// all): the pods', or, for targets in several namespaces, all.
 	namespace string
-	// streamed holds the pods of the initial list printed from its pages,
-	// before the informer had the whole list (see pages.go).
-	streamed map[cache.ObjectName]*wire.PodRow
 	// diagnoser diagnoses pods in a failure state (nil: the run does not);
 	// diag holds the diagnoses delivered.
 	diagnoser *diagnose.Diagnoser
@@ -173,7 +165,8 @@ type clusterRun struct {
 
 func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config, i int, c Cluster, s *stream) (*clusterRun, error) {
 	w := &clusterRun{index: i, name: c.Name, clients: c.Clients, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check),
-		join: newEventJoin(), changed: map[string]time.Time{}}
+		join: newEventJoin(), changed: map[string]time.Time{},
+		list: initialList{sortBy: cfg.SortBy, several: s.several, watchOnly: cfg.WatchOnly}}
 	w.ctx, w.stop = context.WithCancelCause(ctx)
 	if checking(cfg.Check) {
 		w.judged = map[string]*wire.PodRow{}
@@ -272,7 +265,7 @@ func (w *clusterRun) controllerOptions(ctx context.Context, cfg Config, src *sou
 	stream := cfg.SortBy == ""
 	var onPage func(*source.PodRowList)
 	if stream {
-		w.streamed = map[cache.ObjectName]*wire.PodRow{}
+		w.list.streamed = map[cache.ObjectName]*wire.PodRow{}
 		onPage = s.pageObserver(ctx, w.index)
 		if w.targets != nil {
 			onPage = w.targets.keptPages(onPage)
@@ -327,7 +320,8 @@ func (s *stream) targetFail(ctx context.Context, cfg Config, w *clusterRun, fail
 // used: nothing runs, and the check counts it as failed.
 func unusableClusterRun(ctx context.Context, cfg Config, i int, c Cluster, s *stream) *clusterRun {
 	w := &clusterRun{index: i, name: c.Name, events: map[string]int{}, eval: check.NewEvaluator(cfg.Check),
-		join: newEventJoin(), changed: map[string]time.Time{}}
+		join: newEventJoin(), changed: map[string]time.Time{},
+		list: initialList{sortBy: cfg.SortBy, several: s.several, watchOnly: cfg.WatchOnly}}
 	w.ctx, w.stop = context.WithCancelCause(ctx)
 	w.stop(c.Unusable)
 	if s.several {

@@ -120,7 +120,7 @@ func (s *stream) loop(ctx context.Context) ending {
 			}
 		case d := <-s.deliveries:
 			c := s.clusters[d.cluster]
-			if end, over := s.handle(c, s.unstream(c, d.msgs)); over {
+			if end, over := s.handle(c, c.list.unstream(d.msgs)); over {
 				return end
 			}
 		case <-s.progress.due():
@@ -136,10 +136,12 @@ func (s *stream) loop(ctx context.Context) ending {
 // initialListDone prints the initial list of w as one block, sorted when
 // asked, then lets each later line out as it comes.
 func (s *stream) initialListDone(w *clusterRun) (ending, bool) {
-	if end, over := s.forgetStreamed(w); over {
-		return end, true
+	for _, m := range w.list.unlisted() {
+		if end, over := s.handle(w, []message.Message{m}); over {
+			return end, true
+		}
 	}
-	w.initial = true
+	w.list.done = true
 	s.writer.SetBuffered(true)
 	if end, over := s.printHeld(w); over {
 		return end, true
@@ -153,7 +155,7 @@ func (s *stream) initialListDone(w *clusterRun) (ending, bool) {
 // verdict stands whatever the printing meets.
 func (s *stream) releaseHeld() {
 	for _, w := range s.clusters {
-		if w.initial || len(w.held) == 0 {
+		if w.list.done || len(w.list.held) == 0 {
 			continue
 		}
 		s.writer.SetBuffered(true)
@@ -162,19 +164,12 @@ func (s *stream) releaseHeld() {
 	}
 }
 
-// printHeld prints the messages held back for w's initial list: the SYNC
-// messages first, ordered by --sort-by when given, then the others in the
-// order they came.
+// printHeld prints the messages held back for w's initial list (see
+// initialList.takeHeld).
 func (s *stream) printHeld(w *clusterRun) (ending, bool) {
-	held := w.held
-	w.held = nil
-	if s.cfg.SortBy != "" {
-		syncs := slices.DeleteFunc(slices.Clone(held), func(m message.Message) bool { return m.Type != message.Sync })
-		if err := sortByField(syncs, s.cfg.SortBy); err != nil {
-			return ending{verdict: Broken, cause: UsageError{Err: err}}, true
-		}
-		rest := slices.DeleteFunc(held, func(m message.Message) bool { return m.Type == message.Sync })
-		held = slices.Concat(syncs, rest)
+	held, err := w.list.takeHeld()
+	if err != nil {
+		return ending{verdict: Broken, cause: UsageError{Err: err}}, true
 	}
 	for _, m := range held {
 		if end, over := s.print(m); over {
@@ -191,16 +186,16 @@ func (s *stream) handle(w *clusterRun, msgs []message.Message) (ending, bool) {
 		return s.news(w, msgs[0])
 	}
 	if s.cfg.Once {
-		if w.initial {
+		if w.list.done {
 			return ending{}, false // --once judges the initial list only
 		}
 		msgs = listedState(msgs)
 	}
 	for _, m := range msgs {
 		m.Context = w.name
-		if !w.initial && s.cfg.SortBy != "" && (s.several || m.Type == message.Sync && !s.cfg.WatchOnly) {
+		if w.list.holds(m) {
 			s.feed(w, m, m.Row)
-			w.held = append(w.held, m)
+			w.list.held = append(w.list.held, m)
 		} else {
 			cached := m.Row
 			m = s.unpacked(m)
@@ -404,7 +399,7 @@ func checking(spec check.Spec) bool {
 
 func (s *stream) allInitial() bool {
 	for _, w := range s.clusters {
-		if !w.initial {
+		if !w.list.done {
 			return false
 		}
 	}
