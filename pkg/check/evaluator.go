@@ -307,11 +307,8 @@ func (e *Evaluator) ReadsPod(status string) bool {
 	return status == "" || e.Judges()
 }
 
-// Judges reports whether the run judges its pods: conditions, --fail-on
-// or --max-restarts.
-func (e *Evaluator) Judges() bool {
-	return len(e.spec.Conditions) > 0 || len(e.failOn) > 0 || e.spec.MaxRestarts != Unset
-}
+// Judges is Spec.Judges of the evaluator's spec.
+func (e *Evaluator) Judges() bool { return e.spec.Judges() }
 
 // Forget records that the pod is gone. A failure already seen stays:
 // the contract exits at once on it, so it is final.

@@ -105,6 +105,12 @@ func (s Spec) validateLists() error {
 // Gone says the check waits for things to go (--until gone).
 func (s Spec) Gone() bool { return hasGone(s.Conditions) }
 
+// Judges reports whether a run of the spec judges its pods: conditions,
+// --fail-on or --max-restarts. Only such a run has a verdict.
+func (s Spec) Judges() bool {
+	return len(s.Conditions) > 0 || len(s.FailOn) > 0 || s.MaxRestarts != Unset
+}
+
 // RequiredPods is how many pods must match for the conditions to be met.
 func (s Spec) RequiredPods() int {
 	if s.MinPods != Unset {

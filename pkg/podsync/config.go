@@ -198,7 +198,7 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 // check has ample slack for a slow reader, and stops printing only when a
 // reader has stopped reading, since its verdict must never wait on one.
 func StdoutSlack(spec check.Spec) int {
-	if checking(spec) {
+	if spec.Judges() {
 		return 16 << 20
 	}
 	return 64 << 10

@@ -90,14 +90,14 @@ func (s *stream) contextSummary(w *clusterRun) check.ContextSummary {
 		c.Verdict, c.Reason = Failed.String(), "unavailable: "+text.OneLine(w.unavailable.Error(), 0)
 	case v.State != check.Failed && w.lost() != "":
 		c.Verdict, c.Reason = NotMet.String(), w.lost()
-		if !checking(s.cfg.Check) {
+		if !s.cfg.Check.Judges() {
 			c.Verdict = Done.String()
 		}
 	case !w.list.done && v.State != check.Failed:
 		// The run ended (another cluster failed, a signal) before this
 		// cluster's list was in: what it has is no verdict yet.
 		c.Verdict, c.Reason = NotMet.String(), "the initial list of pods was not complete yet"
-		if !checking(s.cfg.Check) {
+		if !s.cfg.Check.Judges() {
 			c.Verdict = Done.String()
 		}
 	case v.State == check.Failed:

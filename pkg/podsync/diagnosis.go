@@ -27,7 +27,7 @@ const diagnosisGrace = 2 * time.Second
 
 // diagnosing reports whether the run diagnoses pods in a failure state:
 // to print them (--diagnose), or for a check's summary.
-func diagnosing(cfg Config) bool { return cfg.Diagnose || checking(cfg.Check) }
+func diagnosing(cfg Config) bool { return cfg.Diagnose || cfg.Check.Judges() }
 
 // diagnoses is one cluster's diagnoses as the stream knows them.
 type diagnoses struct {

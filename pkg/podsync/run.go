@@ -168,7 +168,7 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		join: newEventJoin(), changed: map[string]time.Time{},
 		list: initialList{sortBy: cfg.SortBy, several: s.several, watchOnly: cfg.WatchOnly}}
 	w.ctx, w.stop = context.WithCancelCause(ctx)
-	if checking(cfg.Check) {
+	if cfg.Check.Judges() {
 		w.judged = map[string]*wire.PodRow{}
 	}
 	if s.several {

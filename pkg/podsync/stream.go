@@ -349,7 +349,7 @@ func (s *stream) connectionChanged() {
 // blocked write would, but ends as soon as the run does (--timeout, a
 // signal) or the reader goes away.
 func (s *stream) backedUp() (ending, bool) {
-	if checking(s.cfg.Check) {
+	if s.cfg.Check.Judges() {
 		s.outClosed = true
 		fmt.Fprintln(s.stderr, "warning: stdout is not being read: printing stops, the check goes on")
 		return ending{}, false
@@ -385,16 +385,10 @@ func (s *stream) backedUp() (ending, bool) {
 // check goes on judging without printing and exits with its verdict.
 func (s *stream) outputGone() (ending, bool) {
 	s.outClosed = true
-	if checking(s.cfg.Check) {
+	if s.cfg.Check.Judges() {
 		return ending{}, false
 	}
 	return ending{verdict: Done}, true
-}
-
-// checking reports whether the run judges pods, so its exit code is a
-// verdict.
-func checking(spec check.Spec) bool {
-	return len(spec.Conditions) > 0 || len(spec.FailOn) > 0 || spec.MaxRestarts != check.Unset
 }
 
 func (s *stream) allInitial() bool {
@@ -495,7 +489,7 @@ func verdictOver(clusters []clusterState, allInitial func() bool) check.State {
 // --once state: a check is met, failed or not met; a plain stream is done.
 func (s *stream) settled() ending {
 	switch {
-	case s.state() == check.Failed, checking(s.cfg.Check) && s.skipped() > 0:
+	case s.state() == check.Failed, s.cfg.Check.Judges() && s.skipped() > 0:
 		return ending{verdict: Failed, summary: true}
 	case len(s.cfg.Check.Conditions) == 0:
 		return ending{verdict: Done}
