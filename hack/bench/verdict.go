@@ -87,6 +87,14 @@ func (e *env) measureVerdicts(ctx context.Context, l *loader, rate float64) ([]*
 		return nil, err
 	}
 	defer churn.stop()
+	// The decided pod is left Ready, as the loader made it: a later size,
+	// or a run attached to this cluster, waits for every pod to be.
+	defer func() {
+		ns, name := l.podNamespace(decidedPod), l.podName(decidedPod)
+		if err := writeStatus(context.WithoutCancel(ctx), l, ns, name, func(st *corev1.PodStatus) { setReady(st, true) }); err != nil {
+			e.logf("verdict latency: %v", err)
+		}
+	}()
 	e.logf("verdict latency: %d trials of %d commands and cases under churn at %g/s", e.cfg.verdictRuns, len(results), rate)
 	rng := rand.New(rand.NewPCG(uint64(l.total), 7))
 	for round := range e.cfg.verdictRuns {

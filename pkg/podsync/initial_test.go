@@ -59,12 +59,10 @@ func TestInitialListHolds(t *testing.T) {
 
 func TestInitialListTakeHeldSortsTheSyncsFirst(t *testing.T) {
 	l := initialList{sortBy: "{.metadata.name}"}
-	for _, m := range []message.Message{
+	l.held = []message.Message{
 		{Type: message.Sync, Key: cache.ObjectName{Namespace: "shop", Name: "web-b"}, Row: listRow("web-b", "b", "1")},
 		{Type: message.Warning, Key: cache.ObjectName{Namespace: "shop", Name: "web-b"}},
 		{Type: message.Sync, Key: cache.ObjectName{Namespace: "shop", Name: "web-a"}, Row: listRow("web-a", "a", "2")},
-	} {
-		l.held = append(l.held, m)
 	}
 	held, err := l.takeHeld()
 	if err != nil {
