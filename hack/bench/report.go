@@ -541,18 +541,6 @@ func verdictTargets(s *sizeResult, rate float64) []target {
 	return rows
 }
 
-// peersPerUpdate is what the other watchers measured at rate spent per
-// update, for beside podsync's.
-func peersPerUpdate(s *sizeResult, rate float64) string {
-	var out strings.Builder
-	for _, c := range s.churn {
-		if !c.Watcher.isPodsync() && c.Rate == rate && c.Lines > 0 {
-			fmt.Fprintf(&out, "; %s %.3f ms", c.Watcher.id, perUpdate(c.CPU, c.Lines))
-		}
-	}
-	return out.String()
-}
-
 // growthRow is one command's peak RSS at each size of the run.
 type growthRow struct {
 	label string
