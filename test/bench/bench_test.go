@@ -309,8 +309,12 @@ func checkChurn(t *testing.T, report string) {
 		}
 		checkChurnRow(t, head, m)
 	}
-	if !regexp.MustCompile(`podsync CPU per update ≤ 0.1 ms \| [0-9.]+ ms \([^)]*; kubectl [0-9.]+ ms; floor [0-9.]+ ms\)`).MatchString(report) {
-		t.Errorf("the CPU target lacks kubectl's and the floor's CPU per update:\n%s", report)
+	// The churn targets compare podsync with the floor's watch of the same run.
+	if !regexp.MustCompile(`\| churn at 300/s: CPU per update ≤ 1\.25× the floor's watch \| [0-9.]+ against [0-9.]+ ms: [0-9.]+× \| (met|\*\*missed\*\*) \|`).MatchString(report) {
+		t.Errorf("the CPU target lacks podsync's and the floor's CPU per update:\n%s", report)
+	}
+	if !regexp.MustCompile(`\| churn at 300/s: lag p99 ≤ the floor's watch p99 \+ 25 ms, nothing lost \| p99 [0-9]+ ms against [0-9]+ ms, lost 0 \|`).MatchString(report) {
+		t.Errorf("the lag target lacks podsync's and the floor's p99:\n%s", report)
 	}
 }
 
