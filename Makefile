@@ -74,6 +74,7 @@ fuzz: ## Fuzz the model of a run (8 histories), the --until, --fail-on and durat
 	$(GO) test -run '^$$' -fuzz '^FuzzParseReasons$$' -fuzztime $(fuzz_parser) ./pkg/check
 	$(GO) test -run '^$$' -fuzz '^FuzzDurationFlags$$' -fuzztime $(fuzz_parser) ./pkg/cmd
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePod$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
+	$(GO) test -run '^$$' -fuzz '^FuzzWalkTakesOnlyWhatDecodes$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPodList$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzWatchFrames$$' -fuzztime $(fuzz_parser) ./pkg/source/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzTableCells$$' -fuzztime $(fuzz_parser) ./pkg/source/wire

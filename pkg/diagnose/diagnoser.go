@@ -187,6 +187,7 @@ func (d *Diagnoser) read(ctx context.Context, key string, pod *corev1.Pod, p *pa
 				p.d.Missing = append(p.d.Missing, "events: "+text.OneLine(err.Error(), 0))
 			} else {
 				p.d.Events = check.ExplainEvents(d.opts.Now(), events)
+				p.d.EventsRead = true
 			}
 			delete(p.todo, eventsRead)
 			d.mu.Unlock()

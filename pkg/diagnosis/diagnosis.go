@@ -36,6 +36,9 @@ type Diagnosis struct {
 
 	// Failure is what the diagnosis was made for.
 	Failure Failure `json:"-"`
+	// EventsRead says Events were read, so a summary made after it needs
+	// no second read.
+	EventsRead bool `json:"-"`
 }
 
 // Meta names the pod.

@@ -23,9 +23,10 @@ import (
 )
 
 // logAPI answers pods/log with logReply and events with one BackOff
-// Warning, counting the log requests.
+// Warning, counting the requests of each.
 type logAPI struct {
 	logs     atomic.Int32
+	events   atomic.Int32
 	logReply func(w http.ResponseWriter, r *http.Request)
 }
 
@@ -35,6 +36,7 @@ func (a *logAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.logs.Add(1)
 		a.logReply(w, r)
 	case strings.HasSuffix(r.URL.Path, "/events"):
+		a.events.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(&corev1.EventList{TypeMeta: metav1.TypeMeta{Kind: "EventList", APIVersion: "v1"}, Items: []corev1.Event{{
 			Type: "Warning", Reason: "BackOff", Message: "Back-off restarting failed container", Count: 3,
@@ -139,6 +141,9 @@ func TestCheckExplainsWithPreviousLog(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q\n%s", want, stderr)
 		}
+	}
+	if n := api.events.Load(); n != 1 {
+		t.Errorf("%d Events lists, want 1: the summary takes the diagnosis's", n)
 	}
 	t.Logf("verdict and summary after %s", took)
 	if took > time.Second {

@@ -64,19 +64,36 @@ func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplana
 			continue
 		}
 		pod := row.Pod()
-		events, err := s.events(ctx, w, pod)
-		if err != nil && !errors.Is(err, diagnose.ErrRefused) {
-			fmt.Fprintf(s.stderr, "warning: %sevents of pod %s: %s\n", w.prefix(), k, text.SafeLine(err.Error(), 0))
+		var events []corev1.Event
+		listed := false
+		if !diagnosedEvents(w, k, pod) {
+			var err error
+			events, err = s.events(ctx, w, pod)
+			if err != nil && !errors.Is(err, diagnose.ErrRefused) {
+				fmt.Fprintf(s.stderr, "warning: %sevents of pod %s: %s\n", w.prefix(), k, text.SafeLine(err.Error(), 0))
+			}
+			listed = err == nil
 		}
 		x := check.Explain(pod, s.cfg.Check.Conditions, events)
 		x.Context = w.label
 		if gap, ok := w.eval.RolloutGap(k); ok {
 			x.UnmetConditions = append(x.UnmetConditions, gap)
 		}
-		s.attachDiagnosis(w, k, &x, err == nil)
+		s.attachDiagnosis(w, k, &x, listed)
 		out = append(out, x)
 	}
 	return out, omitted
+}
+
+// diagnosedEvents says the pod's diagnosis has read its Events: the
+// summary, made right after the verdict, takes them from there rather
+// than asking again.
+func diagnosedEvents(w *clusterRun, key string, pod *corev1.Pod) bool {
+	if w.diag == nil {
+		return false
+	}
+	d := w.diag.byKey[key]
+	return d != nil && d.EventsRead && d.Metadata.UID == pod.UID
 }
 
 // explainedKeys are the pods a failed check explains: the failing pod

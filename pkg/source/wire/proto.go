@@ -299,7 +299,7 @@ func leanRow(parts podParts, scratch *[]byte) (PodRow, error) {
 	*scratch = lean
 	// Pod() decodes these bytes on each read: bytes it could not decode
 	// are refused here, once, rather than on a read that cannot fail.
-	if err := (&corev1.Pod{}).Unmarshal(lean); err != nil {
+	if err := leanError(lean); err != nil {
 		return PodRow{}, &PodError{Namespace: m.Namespace, Name: m.Name, Err: err}
 	}
 	p := &Parts{Annotations: uint32(annotations), Finalizers: uint32(finalizers),
@@ -327,8 +327,13 @@ func packedRow(parts podParts, keepManagedFields bool, scratch *[]byte) (PodRow,
 	}
 	// Pod() reads the lean pod of these bytes on each read: bytes it
 	// could not read are refused here, once, rather than on a read that
-	// cannot fail.
-	if _, err := packedLeanPod(metav1.ObjectMeta{}, packed); err != nil {
+	// cannot fail. The packed bytes hold the same spec and status.
+	lean, err := appendLean((*scratch)[:0], parts)
+	if err == nil {
+		*scratch = lean
+		err = leanError(lean)
+	}
+	if err != nil {
 		return PodRow{}, &PodError{Namespace: m.Namespace, Name: m.Name, Err: err}
 	}
 	return PodRow{meta: slimMeta(&m), Raw: packed}, nil
