@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,9 +26,10 @@ import (
 )
 
 // rollouts looks up, for the Deployments that hold a check back, which
-// ReplicaSet is current (see check.Evaluator.ConfirmRollouts). A lookup
-// runs in its own goroutine and reports to the stream loop, which owns the
-// maps. While a Deployment still holds the check back it is looked up
+// ReplicaSet is current (see check.Evaluator.ConfirmRollouts): from the
+// watched Deployments and ReplicaSets (see rolloutCache) when it can, at
+// once and again on each change of them; otherwise a lookup runs in its
+// own goroutine and reports to the stream loop, which owns the maps. While a Deployment still holds the check back it is looked up
 // again after a delay that grows with source.Backoff (fast enough for a
 // verdict right after a rollout, light enough for a Deployment that is
 // paused); failed lookups are retried the same way, up to --max-retries,
@@ -50,14 +52,23 @@ type rollouts struct {
 	failures map[string]int
 	// prefix names the cluster in a warning, with several ("context X: ").
 	prefix string
+
+	// cache, when ready, answers instead of lookups; stale says it changed
+	// since the Deployments in again were answered, and waking that a
+	// wake-up is on its way to the stream loop.
+	cache         *rolloutCache
+	cached, stale bool
+	waking        atomic.Bool
 }
 
-// rolloutResult is one lookup's answer, for the rollouts of clusters[cluster].
+// rolloutResult is one lookup's answer, for the rollouts of clusters[cluster];
+// or, with wake, word that the watched Deployments or ReplicaSets changed.
 type rolloutResult struct {
 	cluster int
 	key     string
 	cur     check.CurrentRevision
 	err     error
+	wake    bool
 }
 
 func newRollouts(apps appsclient.AppsV1Interface, attempts int, warn io.Writer, cluster int, results chan<- rolloutResult) *rollouts {
@@ -74,12 +85,45 @@ func newRollouts(apps appsclient.AppsV1Interface, attempts int, warn io.Writer, 
 	}
 }
 
-// ask starts a lookup of each Deployment that is not being looked up
-// already. Several asked about for the first time in one namespace are
+// ask answers or starts a lookup of each Deployment that is not being
+// looked up already. Several asked about for the first time in one namespace are
 // looked up together, with one list of its Deployments and one of its
 // ReplicaSets: a check over thousands of Deployments is met when its last
 // pod is, not thousands of requests later.
-func (r *rollouts) ask(ctx context.Context, keys []string) {
+//
+// The Deployments the cache can answer for are answered at once, the
+// answers returned for apply.
+func (r *rollouts) ask(ctx context.Context, unconfirmed []string) []rolloutResult {
+	if !r.cache.ready() {
+		r.lookUpAll(ctx, append(unconfirmed, r.takeAgain()...))
+		return nil
+	}
+	keys := unconfirmed
+	if !r.cached || r.stale {
+		keys = append(keys, r.takeAgain()...)
+		r.cached, r.stale = true, false
+	}
+	out := make([]rolloutResult, 0, len(keys))
+	for _, k := range keys {
+		if !r.inFlight[k] {
+			a := r.cache.answer(k)
+			out = append(out, rolloutResult{cluster: r.cluster, key: k, cur: a.cur, err: a.err})
+		}
+	}
+	return out
+}
+
+// changed tells the stream loop that the watched objects changed, so the
+// Deployments still held back are answered again; one word at a time.
+func (r *rollouts) changed(ctx context.Context) {
+	if r.waking.CompareAndSwap(false, true) {
+		go r.send(ctx, rolloutResult{cluster: r.cluster, wake: true})
+	}
+}
+
+// lookUpAll starts a lookup of each Deployment that is not being looked
+// up already.
+func (r *rollouts) lookUpAll(ctx context.Context, keys []string) {
 	first := map[string][]string{}
 	for _, k := range keys {
 		if r.inFlight[k] {
@@ -164,6 +208,11 @@ func (r *rollouts) send(ctx context.Context, res rolloutResult) bool {
 // gone or may not be read cannot be confirmed; waiting would not change
 // that, so its pods are judged alone, with a warning.
 func (r *rollouts) apply(eval *check.Evaluator, res rolloutResult) {
+	if res.wake {
+		r.waking.Store(false)
+		r.stale = true
+		return
+	}
 	delete(r.inFlight, res.key)
 	if res.err == nil {
 		delete(r.failures, res.key)

@@ -229,19 +229,7 @@ func testRolloutsAskOncePerDeployment(t *testing.T) {
 
 // Deployments looked up together answer as each looked up alone does.
 func TestCurrentRevisionsAnswerAsOneByOne(t *testing.T) {
-	named := func(d *appsv1.Deployment, name string, uid types.UID) *appsv1.Deployment {
-		d.Name, d.UID = name, uid
-		return d
-	}
-	ownedBy := func(rs *appsv1.ReplicaSet, owner string) *appsv1.ReplicaSet {
-		rs.Name, rs.OwnerReferences[0].Name = owner+"-"+rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey], owner
-		return rs
-	}
-	client := fake.NewClientset(
-		deployment("web:2", 2, 2, false), replicaSet("old", "web:1", "dep-uid", time.Hour), replicaSet("new", "web:2", "dep-uid", 0),
-		named(deployment("web:3", 3, 3, true), "paused", "paused-uid"),
-		named(deployment("web:2", 4, 3, false), "behind", "behind-uid"), ownedBy(replicaSet("b1", "web:2", "behind-uid", 0), "behind"),
-	)
+	client := rolloutClient()
 	keys := []string{"shop/web", "shop/paused", "shop/behind", "shop/gone"}
 	together, err := currentRevisions(context.Background(), client.AppsV1(), "shop", keys)
 	if err != nil {
@@ -290,6 +278,109 @@ func TestRolloutsAskANamespaceTogether(t *testing.T) {
 		}
 		if !reflect.DeepEqual(verbs, want) {
 			t.Errorf("listable %v: requests %q, want %q", listable, verbs, want)
+		}
+	}
+}
+
+// rolloutClient holds Deployments of each kind in namespace shop:
+// rolled, paused, behind its generation; and a stray ReplicaSet.
+func rolloutClient() *fake.Clientset {
+	named := func(d *appsv1.Deployment, name string, uid types.UID) *appsv1.Deployment {
+		d.Name, d.UID = name, uid
+		return d
+	}
+	behind := replicaSet("b1", "web:2", "behind-uid", 0)
+	behind.Name, behind.OwnerReferences[0].Name = "behind-b1", "behind"
+	return fake.NewClientset(
+		deployment("web:2", 2, 2, false), replicaSet("old", "web:1", "dep-uid", time.Hour), replicaSet("new", "web:2", "dep-uid", 0),
+		replicaSet("stray", "web:2", "other-uid", 2*time.Hour),
+		named(deployment("web:3", 3, 3, true), "paused", "paused-uid"),
+		named(deployment("web:2", 4, 3, false), "behind", "behind-uid"), behind,
+	)
+}
+
+// The watched Deployments and ReplicaSets answer as a lookup does.
+func TestRolloutCacheAnswersAsALookup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := rolloutClient()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c, err := watchRollouts(ctx, client, "", func() {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if !c.ready() {
+			t.Fatal("the cache is not ready once both lists are in")
+		}
+		for _, k := range []string{"shop/web", "shop/paused", "shop/behind", "shop/gone"} {
+			cur, err := currentRevision(ctx, client.AppsV1(), k)
+			if got := c.answer(k); !reflect.DeepEqual(got.cur, cur) || fmt.Sprint(got.err) != fmt.Sprint(err) {
+				t.Errorf("%s: cache %+v, %v; lookup %+v, %v", k, got.cur, got.err, cur, err)
+			}
+		}
+		if got := c.answer("shop/web"); got.cur.Hash != "new" {
+			t.Errorf("web: %+v", got.cur)
+		}
+	})
+}
+
+// With the cache ready, a Deployment that holds the check back is
+// answered at once, with no request, and again only after the watched
+// objects changed.
+func TestRolloutsAnswerFromTheCache(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := fake.NewClientset(deployment("web:2", 3, 2, false), replicaSet("new", "web:2", "dep-uid", 0))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		results := make(chan rolloutResult, 1)
+		r := newRollouts(client.AppsV1(), 3, &bytes.Buffer{}, 0, results)
+		var err error
+		if r.cache, err = watchRollouts(ctx, client, "", func() { r.changed(ctx) }); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		drain(results, r)
+		client.ClearActions()
+		e := evaluatorHeldBy(t)
+		answers := r.ask(ctx, e.TakeUnconfirmed())
+		if len(answers) != 1 || answers[0].cur.Waiting == "" {
+			t.Fatalf("answers %+v, want one for shop/web, waiting on its controller", answers)
+		}
+		r.apply(e, answers[0])
+		if got := r.ask(ctx, e.TakeUnconfirmed()); len(got) != 0 {
+			t.Errorf("answered again with nothing changed: %+v", got)
+		}
+		d := deployment("web:2", 3, 3, false)
+		if _, err := client.AppsV1().Deployments("shop").UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		drain(results, r)
+		answers = r.ask(ctx, e.TakeUnconfirmed())
+		if len(answers) != 1 || answers[0].cur.Waiting != "" || answers[0].cur.Hash != "new" {
+			t.Fatalf("after the controller caught up: answers %+v", answers)
+		}
+		r.apply(e, answers[0])
+		if v := e.Verdict(); v.State != check.Met {
+			t.Errorf("verdict %+v, want met", v)
+		}
+		for _, a := range client.Actions() {
+			if a.GetVerb() == "get" || a.GetVerb() == "list" {
+				t.Errorf("a request while the cache answers: %s %s", a.GetVerb(), a.GetResource().Resource)
+			}
+		}
+	})
+}
+
+// drain applies the wake-ups waiting in results.
+func drain(results chan rolloutResult, r *rollouts) {
+	for {
+		select {
+		case res := <-results:
+			r.apply(nil, res)
+		default:
+			return
 		}
 	}
 }

@@ -189,6 +189,11 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		w.rollouts = newRollouts(c.Clients.Kube.AppsV1(), cfg.MaxRetries, s.stderr, i, s.lookups)
 		w.rollouts.prefix = w.prefix()
 		w.rollouts.once = cfg.Once
+		cache, err := watchRollouts(w.ctx, c.Clients.Kube, podNamespace(cfg, c), func() { w.rollouts.changed(w.ctx) })
+		if err != nil {
+			return nil, err
+		}
+		w.rollouts.cache = cache
 		w.eval.ConfirmRollouts()
 	}
 	opts := w.controllerOptions(ctx, cfg, src, s)

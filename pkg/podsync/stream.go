@@ -419,20 +419,32 @@ func (s *stream) judge(ctx context.Context) (ending, bool) {
 	if s.state() == check.Met {
 		return ending{verdict: Met, summary: true}, true
 	}
-	waiting := false
-	for _, w := range s.clusters {
-		if v := w.eval.Verdict(); v.WaitsOnRollout() {
-			// Each Deployment is asked about when it comes to hold the
-			// check back and again after each answer that leaves it so
-			// (with --once, only after a failure).
-			w.rollouts.ask(ctx, append(w.eval.TakeUnconfirmed(), w.rollouts.takeAgain()...))
-			waiting = waiting || w.rollouts.busy()
-		}
+	waiting, answered := s.confirmRollouts(ctx)
+	if answered {
+		// What the answers changed is judged now, not on the next event.
+		return s.judge(ctx)
 	}
 	if !s.cfg.Once || waiting {
 		return ending{}, false
 	}
 	return s.settled(), true
+}
+
+// confirmRollouts asks about the Deployments that alone hold a cluster's
+// check back: each when it comes to, and again after each answer that
+// leaves it so (with --once, only after a failure). It says whether
+// lookups are still out, and whether answers came at once.
+func (s *stream) confirmRollouts(ctx context.Context) (waiting, answered bool) {
+	for _, w := range s.clusters {
+		if v := w.eval.Verdict(); v.WaitsOnRollout() {
+			for _, res := range w.rollouts.ask(ctx, w.eval.TakeUnconfirmed()) {
+				w.rollouts.apply(w.eval, res)
+				answered = true
+			}
+			waiting = waiting || w.rollouts.busy()
+		}
+	}
+	return waiting, answered
 }
 
 // state combines the clusters' checks: failed when one failed, met when
