@@ -37,21 +37,28 @@ type verdictCase struct {
 	decide    func(*corev1.PodStatus)
 	// args are added to the check's command line.
 	args []string
+	// waitFor is the decided state to kubectl wait's --for.
+	waitFor string
 }
 
 var verdictCases = []verdictCase{
-	{id: "ready", label: "the last pod turns Ready", code: 0, decide: func(st *corev1.PodStatus) { setReady(st, true) }},
+	{id: "ready", label: "the last pod turns Ready", code: 0, decide: func(st *corev1.PodStatus) { setReady(st, true) },
+		waitFor: "condition=Ready"},
 	// The bench's nodes have no kubelet: a read of the failed container's
 	// log would wait for the diagnosis bound (2 s) on an address that does
 	// not answer, where a kubelet answers in milliseconds. The check reads
 	// the pod's Events and no log.
-	{id: "crash", label: "a container enters CrashLoopBackOff (`--log-lines 0`)", code: 4, decide: crashLoop, args: []string{"--log-lines", "0"}},
+	{id: "crash", label: "a container enters CrashLoopBackOff (`--log-lines 0`)", code: 4, decide: crashLoop, args: []string{"--log-lines", "0"},
+		waitFor: "jsonpath={.status.containerStatuses[0].state.waiting.reason}=CrashLoopBackOff"},
 }
 
 // verdictResult is every trial of one command and one case.
 type verdictResult struct {
-	label     string // the command
-	build     string // "" for this tree
+	label string // the command
+	build string // "" for this tree
+	// wait is the floor: `kubectl wait` watching the decided pod alone,
+	// which exits 0 on either decision.
+	wait      bool
 	cs        verdictCase
 	latencies []time.Duration
 	watching  []time.Duration // start to watching, each trial
@@ -62,13 +69,14 @@ func (v *verdictResult) percentiles() (p50, p99, maxD time.Duration) {
 	return percentiles(append([]time.Duration(nil), v.latencies...))
 }
 
-// verdictCommands are this tree's plugin and each -compare build's.
+// verdictCommands are this tree's plugin, each -compare build's, and the
+// floor.
 func (e *env) verdictCommands() []verdictResult {
 	out := []verdictResult{{label: "`kubectl podsync -A --until ready`"}}
 	for _, b := range e.cfg.compare {
 		out = append(out, verdictResult{label: "`kubectl podsync -A --until ready`, build " + b.name, build: b.name})
 	}
-	return out
+	return append(out, verdictResult{label: "floor: `kubectl wait` on the decided pod alone", wait: true})
 }
 
 // measureVerdicts runs cfg.verdictRuns trials of every command and case,
@@ -129,11 +137,21 @@ func (e *env) verdictTrial(ctx context.Context, l *loader, r *verdictResult) (la
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	args := append([]string{"podsync" + r.build, "-A", "--until", "ready", "--timeout", "9m"}, r.cs.args...)
+	if r.wait {
+		// -v=6 logs the watch's answer, which says it watches: kubectl
+		// wait prints nothing until it is done.
+		args = []string{"wait", "-n", ns, "pod/" + name, "--for", r.cs.waitFor, "--timeout", "9m", "-v=6"}
+	}
 	cmd := exec.CommandContext(pctx, e.kubectl, args...)
 	cmd.Env = e.environ()
 	spy := &updateSpy{name: l.podName(0)}
 	var stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = spy, &stderr
+	seen := spy.seen.Load
+	if r.wait {
+		cmd.Stdout = &lockedBuffer{}
+		seen = func() bool { return strings.Contains(stderr.String(), "watch=true") }
+	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGKILL) }
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -144,7 +162,7 @@ func (e *env) verdictTrial(ctx context.Context, l *loader, r *verdictResult) (la
 	exited := make(chan struct{})
 	go func() { waitErr = cmd.Wait(); ended = time.Now(); close(exited) }()
 	defer killUnlessExited(cmd, exited)
-	if err := e.waitWatching(ctx, l, spy.seen.Load, exited); err != nil {
+	if err := e.waitWatching(ctx, l, seen, exited); err != nil {
 		return 0, 0, fmt.Errorf("%w; stderr: %s", err, tail(stderr.String()))
 	}
 	watching = time.Since(started)
@@ -157,8 +175,12 @@ func (e *env) verdictTrial(ctx context.Context, l *loader, r *verdictResult) (la
 	case <-time.After(2 * time.Minute):
 		return 0, 0, fmt.Errorf("no exit within 2m of the deciding change; stderr: %s", tail(stderr.String()))
 	}
-	if code := exitcode.Of(waitErr); code != r.cs.code {
-		return 0, 0, fmt.Errorf("exit code %d, want %d; stderr: %s", code, r.cs.code, tail(stderr.String()))
+	want := r.cs.code
+	if r.wait {
+		want = 0
+	}
+	if code := exitcode.Of(waitErr); code != want {
+		return 0, 0, fmt.Errorf("exit code %d, want %d; stderr: %s", code, want, tail(stderr.String()))
 	}
 	return ended.Sub(sent), watching, nil
 }
