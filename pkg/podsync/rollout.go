@@ -1,6 +1,7 @@
 package podsync
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -59,6 +60,10 @@ type rollouts struct {
 	cache         *rolloutCache
 	cached, stale bool
 	waking        atomic.Bool
+
+	// warnings are held while holding (see hold).
+	warnings bytes.Buffer
+	holding  bool
 }
 
 // rolloutResult is one lookup's answer, for the rollouts of clusters[cluster];
@@ -231,8 +236,24 @@ func (r *rollouts) apply(eval *check.Evaluator, res rolloutResult) {
 		r.again[res.key] = true
 		return
 	}
-	fmt.Fprintf(r.warn, "warning: %scannot confirm the rollout of Deployment %s, judging its pods alone: %s\n", r.prefix, res.key, text.OneLine(res.err.Error(), 0))
+	fmt.Fprintf(&r.warnings, "warning: %scannot confirm the rollout of Deployment %s, judging its pods alone: %s\n", r.prefix, res.key, text.OneLine(res.err.Error(), 0))
 	eval.SetCurrent(res.key, check.CurrentRevision{Unverifiable: true})
+	if !r.holding {
+		r.release()
+	}
+}
+
+// hold keeps the warnings of the answers applied until release, which
+// writes them at once: thousands of Deployments answered together are
+// one write, not thousands.
+func (r *rollouts) hold() { r.holding = true }
+
+func (r *rollouts) release() {
+	r.holding = false
+	if r.warnings.Len() > 0 {
+		_, _ = r.warn.Write(r.warnings.Bytes())
+		r.warnings.Reset()
+	}
 }
 
 // currentRevision finds the ReplicaSet for the Deployment's current pod

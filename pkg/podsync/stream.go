@@ -437,10 +437,12 @@ func (s *stream) judge(ctx context.Context) (ending, bool) {
 func (s *stream) confirmRollouts(ctx context.Context) (waiting, answered bool) {
 	for _, w := range s.clusters {
 		if v := w.eval.Verdict(); v.WaitsOnRollout() {
+			w.rollouts.hold()
 			for _, res := range w.rollouts.ask(ctx, w.eval.TakeUnconfirmed()) {
 				w.rollouts.apply(w.eval, res)
 				answered = true
 			}
+			w.rollouts.release()
 			waiting = waiting || w.rollouts.busy()
 		}
 	}
