@@ -102,6 +102,10 @@ func (e *env) checkRequests(ctx context.Context) error {
 // least three spaces, and no pod cell holds two spaces in a row.
 var cellSplit = regexp.MustCompile(` {2,}`)
 
+// sinceLast is the age of a pod's last restart in its RESTARTS cell, "3
+// (5m2s ago)", which moves on between two commands like AGE.
+var sinceLast = regexp.MustCompile(`\([0-9smhd]+ ago\)`)
+
 // tableRows maps namespace/name to the cells of a table, without the
 // columns named in drop.
 func tableRows(text []byte, drop ...string) (header []string, rows map[string][]string, err error) {
@@ -128,7 +132,7 @@ func tableRows(text []byte, drop ...string) (header []string, rows map[string][]
 		var row []string
 		for i, c := range cells {
 			if keep[i] {
-				row = append(row, c)
+				row = append(row, sinceLast.ReplaceAllString(c, "(ago)"))
 			}
 		}
 		rows[cells[ns]+"/"+cells[name]] = row
@@ -137,7 +141,8 @@ func tableRows(text []byte, drop ...string) (header []string, rows map[string][]
 }
 
 // checkTable compares podsync's table with kubectl's, cell by cell, but
-// for EVENT, CHANGES and AGE (which moves on between the two commands).
+// for EVENT, CHANGES and the ages (which move on between the two
+// commands).
 func (e *env) checkTable(ctx context.Context, pods int) error {
 	ours, err := e.output(ctx, "podsync", "-A", "--once")
 	if err != nil {

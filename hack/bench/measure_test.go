@@ -68,3 +68,24 @@ func TestBinaryAloneSkipsKubectl(t *testing.T) {
 		t.Errorf("podsync runs %q, want %q", got, want)
 	}
 }
+
+// The table check leaves out what moves on between two commands: AGE, and
+// the age of a pod's last restart in RESTARTS; the count itself is kept.
+func TestTableRowsLeaveAgesOut(t *testing.T) {
+	text := []byte("NAMESPACE   NAME   READY   RESTARTS          AGE\n" +
+		"a           web    1/1     20 (3m52s ago)    5m\n" +
+		"a           db     1/1     0                 1h\n")
+	header, rows, err := tableRows(text, "AGE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"NAMESPACE", "NAME", "READY", "RESTARTS"}; !slices.Equal(header, want) {
+		t.Errorf("header %q, want %q", header, want)
+	}
+	if got, want := rows["a/web"], []string{"a", "web", "1/1", "20 (ago)"}; !slices.Equal(got, want) {
+		t.Errorf("web %q, want %q", got, want)
+	}
+	if got := rows["a/db"][3]; got != "0" {
+		t.Errorf("db restarts %q, want 0", got)
+	}
+}

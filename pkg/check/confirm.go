@@ -35,6 +35,9 @@ func (e *Evaluator) ConfirmRollouts() {
 	e.confirm = e.until != "" && !e.gone
 }
 
+// ConfirmsRollouts reports whether the confirmation is on.
+func (e *Evaluator) ConfirmsRollouts() bool { return e.confirm }
+
 // SetCurrent records what the API says about the Deployment key
 // (namespace/name) and judges its pods against it.
 func (e *Evaluator) SetCurrent(deployment string, c CurrentRevision) {

@@ -189,12 +189,10 @@ func newClusterRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config
 		w.rollouts = newRollouts(c.Clients.Kube.AppsV1(), cfg.MaxRetries, s.stderr, i, s.lookups)
 		w.rollouts.prefix = w.prefix()
 		w.rollouts.once = cfg.Once
-		cache, err := watchRollouts(w.ctx, c.Clients.Kube, podNamespace(cfg, c), func() { w.rollouts.changed(w.ctx) })
-		if err != nil {
+		w.eval.ConfirmRollouts()
+		if err := w.watchRollouts(cfg, c); err != nil {
 			return nil, err
 		}
-		w.rollouts.cache = cache
-		w.eval.ConfirmRollouts()
 	}
 	opts := w.controllerOptions(ctx, cfg, src, s)
 	w.setUpDiagnosis(ctx, cfg, c, s, &opts)
@@ -391,6 +389,17 @@ func joinSelectors(a, b string) string {
 		return b
 	}
 	return a + "," + b
+}
+
+// watchRollouts lets the cluster's Deployments and ReplicaSets answer the
+// confirmations of a check that makes them.
+func (w *clusterRun) watchRollouts(cfg Config, c Cluster) error {
+	if !w.eval.ConfirmsRollouts() {
+		return nil
+	}
+	cache, err := watchRollouts(w.ctx, c.Clients.Kube, podNamespace(cfg, c), func() { w.rollouts.changed(w.ctx) })
+	w.rollouts.cache = cache
+	return err
 }
 
 // eventNamespace is where a cluster's Events are watched: the namespace of

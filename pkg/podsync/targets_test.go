@@ -377,3 +377,37 @@ func untilSpec(t *testing.T, until string) check.Spec {
 	}
 	return spec
 }
+
+// A check over pods watches their namespace's Deployments and ReplicaSets
+// to confirm rollouts; a plain stream, which confirms nothing, asks nothing
+// of them. Each run lasts until its --timeout.
+func TestOnlyAConfirmingRunWatchesRollouts(t *testing.T) {
+	plain, err := check.Flags{MinPods: check.Unset, MaxRestarts: check.Unset}.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		spec     check.Spec
+		watching bool
+	}{{"until ready", untilSpec(t, "ready"), true}, {"plain", plain, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				pods := newSim(false)
+				pods.put(newSimPod("a", "web-1", 1, runningNotReady, ""))
+				api := fake.NewClientset()
+				w, stdout := nameWriter(t)
+				cfg := podsync.Config{Output: w, Stdout: stdout, ErrOut: &lockedBuffer{}, Check: c.spec,
+					Timeout: 5 * time.Second, Workers: 1, MaxRetries: 5}
+				podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: &podsync.Clients{Kube: api, KubeWatch: api}, Source: pods.source()})
+				asked := map[string]bool{}
+				for _, a := range api.Actions() {
+					asked[a.GetVerb()+" "+a.GetResource().Resource] = true
+				}
+				if got := asked["watch deployments"] && asked["watch replicasets"]; got != c.watching {
+					t.Errorf("watched Deployments and ReplicaSets: %v, want %v (requests %v)", got, c.watching, asked)
+				}
+			})
+		})
+	}
+}
