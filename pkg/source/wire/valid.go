@@ -3,7 +3,6 @@ package wire
 import (
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -100,51 +99,46 @@ func messageOf(t reflect.Type, seen map[reflect.Type]*protoMessage) *protoMessag
 	seen[t] = m
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		wire, num, ok := protoTag(sf.Tag.Get("protobuf"))
+		num, ok := protoNumberOf(sf.Tag.Get("protobuf"))
 		if !ok {
 			continue
 		}
-		f := protoField{wire: wire}
-		if wire == protowire.BytesType {
-			f.msg = fieldMessage(sf.Type, seen)
-		}
-		m.fields[num] = f
+		m.fields[num] = fieldOf(sf.Type, seen)
 	}
 	m.opaque = len(m.fields) == 0
 	return m
 }
 
-// fieldMessage is the message a length-delimited field of Go type t
-// holds, nil for strings and bytes.
-func fieldMessage(t reflect.Type, seen map[reflect.Type]*protoMessage) *protoMessage {
+// fieldOf is how the decoder reads a field of Go type t. The wire type
+// comes from the Go type, not from the tag's first word, which some
+// fields get wrong (PodSpec's Priority, an int32, is tagged "bytes").
+// What the walk does not know (floats, packed repeated numbers, maps) is
+// a wire type no field has, which the walk refuses.
+func fieldOf(t reflect.Type, seen map[reflect.Type]*protoMessage) protoField {
 	for t.Kind() == reflect.Pointer || (t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8) {
 		t = t.Elem()
 	}
 	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return protoField{wire: protowire.VarintType}
+	case reflect.String, reflect.Slice:
+		return protoField{wire: protowire.BytesType}
 	case reflect.Struct:
-		return messageOf(t, seen)
-	case reflect.Map:
-		return &protoMessage{opaque: true}
+		return protoField{wire: protowire.BytesType, msg: messageOf(t, seen)}
 	}
-	return nil
+	return protoField{wire: unknownWire}
 }
 
-// protoTag reads a tag like "bytes,2,rep,name=containers". Fixed-width
-// and packed fields do not occur in the types walked, so the walk
-// refuses them by knowing only varint and bytes.
-func protoTag(tag string) (protowire.Type, protowire.Number, bool) {
-	kind, rest, _ := strings.Cut(tag, ",")
-	number, _, _ := strings.Cut(rest, ",")
-	num, err := strconv.Atoi(number)
+// unknownWire is no wire type: a field of it is refused by the walk.
+const unknownWire = protowire.Type(-1)
+
+// protoNumberOf reads the field number of a tag like
+// "bytes,2,rep,name=containers".
+func protoNumberOf(tag string) (protowire.Number, bool) {
+	num, err := strconv.Atoi(protoNumber(tag))
 	if err != nil || num <= 0 {
-		return 0, 0, false
+		return 0, false
 	}
-	switch kind {
-	case "varint":
-		return protowire.VarintType, protowire.Number(num), true
-	case "bytes":
-		return protowire.BytesType, protowire.Number(num), true
-	}
-	// A kind the walk does not know: the walk refuses the field.
-	return protowire.Type(-1), protowire.Number(num), true
+	return protowire.Number(num), true
 }
