@@ -15,15 +15,15 @@ import (
 // drop it was near half of the cost of a lean row; a walk of the bytes
 // against the fields the API types declare costs no allocation. The walk
 // is stricter than the decoder: what it accepts decodes, and what it
-// refuses is decoded for the verdict (see decodes).
+// refuses is decoded for the verdict (see leanError).
 
 // protoMessage is what the decoder of a generated API type reads: its
 // fields by number. A field it does not know is skipped by the decoder
 // and by the walk alike.
 type protoMessage struct {
 	fields map[protowire.Number]protoField
-	// opaque is a type whose decoding the walk does not know (one with a
-	// hand-written decoder, or a map): the walk refuses it.
+	// opaque is a struct without protobuf fields, read by a hand-written
+	// decoder (resource.Quantity): the walk refuses it.
 	opaque bool
 }
 
@@ -112,8 +112,9 @@ func messageOf(t reflect.Type, seen map[reflect.Type]*protoMessage) *protoMessag
 // fieldOf is how the decoder reads a field of Go type t. The wire type
 // comes from the Go type, not from the tag's first word, which some
 // fields get wrong (PodSpec's Priority, an int32, is tagged "bytes").
-// What the walk does not know (floats, packed repeated numbers, maps) is
-// a wire type no field has, which the walk refuses.
+// What the walk does not know (floats, maps) gets a wire type no field
+// has, and a packed repeated number differs from its varint: the walk
+// refuses both.
 func fieldOf(t reflect.Type, seen map[reflect.Type]*protoMessage) protoField {
 	for t.Kind() == reflect.Pointer || (t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8) {
 		t = t.Elem()
