@@ -30,8 +30,9 @@ import (
 // ReplicaSet is current (see check.Evaluator.ConfirmRollouts): from the
 // watched Deployments and ReplicaSets (see rolloutCache) when it can, at
 // once and again on each change of them; otherwise a lookup runs in its
-// own goroutine and reports to the stream loop, which owns the maps. While a Deployment still holds the check back it is looked up
-// again after a delay that grows with source.Backoff (fast enough for a
+// own goroutine and reports to the stream loop, which owns the maps.
+// While a Deployment still holds the check back it is looked up again
+// after a delay that grows with source.Backoff (fast enough for a
 // verdict right after a rollout, light enough for a Deployment that is
 // paused); failed lookups are retried the same way, up to --max-retries,
 // then its pods are judged alone.
@@ -91,8 +92,8 @@ func newRollouts(apps appsclient.AppsV1Interface, attempts int, warn io.Writer, 
 }
 
 // ask answers or starts a lookup of each Deployment that is not being
-// looked up already. Several asked about for the first time in one namespace are
-// looked up together, with one list of its Deployments and one of its
+// looked up already. Several asked about for the first time in one
+// namespace are looked up together, with one list of its Deployments and one of its
 // ReplicaSets: a check over thousands of Deployments is met when its last
 // pod is, not thousands of requests later.
 //

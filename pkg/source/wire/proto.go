@@ -11,7 +11,6 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"strconv"
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -490,12 +489,12 @@ func field(msg []byte, num protowire.Number) ([]byte, error) {
 func structFields(t reflect.Type) []uint8 {
 	var out []uint8
 	for i := range t.NumField() {
-		num, err := strconv.Atoi(protoNumber(t.Field(i).Tag.Get("protobuf")))
+		num, err := protoNum(t.Field(i).Tag.Get("protobuf"))
 		if err != nil || num <= 0 {
 			continue
 		}
-		if num >= len(out) {
-			out = append(out, make([]uint8, num+1-len(out))...)
+		if int(num) >= len(out) {
+			out = append(out, make([]uint8, int(num)+1-len(out))...)
 		}
 		out[num] = uint8(i)
 	}

@@ -3,7 +3,6 @@ package wire
 import (
 	"fmt"
 	"reflect"
-	"strconv"
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -44,11 +43,11 @@ func numberOf[T any](name string) protowire.Number {
 	if !ok {
 		panic(fmt.Sprintf("%s has no field %s", reflect.TypeFor[T](), name))
 	}
-	n, err := strconv.Atoi(protoNumber(f.Tag.Get("protobuf")))
+	n, err := protoNum(f.Tag.Get("protobuf"))
 	if err != nil || n <= 0 || n >= 64 {
 		panic(fmt.Sprintf("%s.%s has no protobuf field number below 64", reflect.TypeFor[T](), name))
 	}
-	return protowire.Number(n)
+	return n
 }
 
 // leanShapes are the shapes of slim's pod (see the lean pod's test): the

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"reflect"
-	"strconv"
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -99,8 +98,8 @@ func messageOf(t reflect.Type, seen map[reflect.Type]*protoMessage) *protoMessag
 	seen[t] = m
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		num, ok := protoNumberOf(sf.Tag.Get("protobuf"))
-		if !ok {
+		num, err := protoNum(sf.Tag.Get("protobuf"))
+		if err != nil || num <= 0 {
 			continue
 		}
 		m.fields[num] = fieldOf(sf.Type, seen)
@@ -133,13 +132,3 @@ func fieldOf(t reflect.Type, seen map[reflect.Type]*protoMessage) protoField {
 
 // unknownWire is no wire type: a field of it is refused by the walk.
 const unknownWire = protowire.Type(-1)
-
-// protoNumberOf reads the field number of a tag like
-// "bytes,2,rep,name=containers".
-func protoNumberOf(tag string) (protowire.Number, bool) {
-	num, err := strconv.Atoi(protoNumber(tag))
-	if err != nil || num <= 0 {
-		return 0, false
-	}
-	return protowire.Number(num), true
-}
