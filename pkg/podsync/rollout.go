@@ -93,9 +93,9 @@ func newRollouts(apps appsclient.AppsV1Interface, attempts int, warn io.Writer, 
 
 // ask answers or starts a lookup of each Deployment that is not being
 // looked up already. Several asked about for the first time in one
-// namespace are looked up together, with one list of its Deployments and one of its
-// ReplicaSets: a check over thousands of Deployments is met when its last
-// pod is, not thousands of requests later.
+// namespace are looked up together, with one list of its Deployments and
+// one of its ReplicaSets: a check over thousands of Deployments is met
+// when its last pod is, not thousands of requests later.
 //
 // The Deployments the cache can answer for are answered at once, the
 // answers returned for apply.
