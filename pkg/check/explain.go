@@ -18,13 +18,16 @@ const maxEvents = 5
 // field names are part of the summary's stable shape (see WriteJSON).
 type PodExplanation struct {
 	// Context is the pod's kubeconfig context in a check over several.
-	Context         string                 `json:"context,omitempty"`
-	Namespace       string                 `json:"namespace,omitempty"`
-	Name            string                 `json:"name"`
-	Phase           string                 `json:"phase"`
-	Reason          string                 `json:"reason,omitempty"`
-	Message         string                 `json:"message,omitempty"`
-	Deleting        bool                   `json:"deleting,omitempty"`
+	Context   string `json:"context,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Phase     string `json:"phase"`
+	Reason    string `json:"reason,omitempty"`
+	Message   string `json:"message,omitempty"`
+	Deleting  bool   `json:"deleting,omitempty"`
+	// Unschedulable is the scheduler's message of a pod it cannot place
+	// (PodScheduled=False, reason Unschedulable).
+	Unschedulable   string                 `json:"unschedulable,omitempty"`
 	UnmetConditions []UnmetCondition       `json:"unmetConditions"`
 	Containers      []ContainerExplanation `json:"containers"`
 	Events          []EventExplanation     `json:"events"`
@@ -98,6 +101,9 @@ func ExplainAt(now time.Time, pod *corev1.Pod, conds []Condition, events []corev
 	}
 	if x.Phase == "" {
 		x.Phase = "Unknown"
+	}
+	if pc := findCondition(pod, corev1.PodScheduled); pc != nil && pc.Status == corev1.ConditionFalse && pc.Reason == corev1.PodReasonUnschedulable {
+		x.Unschedulable = pc.Message
 	}
 	for _, c := range conds {
 		if !c.SatisfiedBy(pod) {

@@ -140,6 +140,23 @@ func (s Summary) WriteText(w io.Writer) error {
 	return nil
 }
 
+// SchedulingReason puts first, in a not-met check's one-line reason, a
+// pod the scheduler cannot place: the scheduler's message says what to
+// fix, where "do not satisfy ready" only says what is missing.
+func (s *Summary) SchedulingReason() {
+	for _, p := range s.Unsatisfied {
+		if p.Unschedulable == "" {
+			continue
+		}
+		lead := fmt.Sprintf("pod %s cannot be scheduled: %s", podName(&p), text.OneLine(p.Unschedulable, maxTextLen))
+		if s.Reason != "" {
+			lead += "; " + s.Reason
+		}
+		s.Reason = lead
+		return
+	}
+}
+
 func writePod(b *strings.Builder, p *PodExplanation) {
 	fmt.Fprintf(b, "Pod %s is not satisfied:\n", podName(p))
 	phase := p.Phase
@@ -147,6 +164,9 @@ func writePod(b *strings.Builder, p *PodExplanation) {
 		phase += " (being deleted)"
 	}
 	fmt.Fprintf(b, "  Phase:  %s%s\n", phase, reasonText(p.Reason, p.Message))
+	if p.Unschedulable != "" {
+		fmt.Fprintf(b, "  Scheduling: PodScheduled=False%s\n", reasonText("Unschedulable", p.Unschedulable))
+	}
 	for _, u := range p.UnmetConditions {
 		fmt.Fprintf(b, "  Unmet:  %s: want %s, got %s%s\n", u.Condition, u.Want, u.Got, reasonText(u.Reason, u.Message))
 	}

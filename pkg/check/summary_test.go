@@ -291,3 +291,31 @@ func TestWriteErrors(t *testing.T) {
 		}
 	}
 }
+
+// A pod the scheduler cannot place leads the one-line reason with the
+// scheduler's message; a pod that is placed leaves the reason alone.
+func TestSchedulingReason(t *testing.T) {
+	msg := "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."
+	stuck := newPod("web-2", phase(corev1.PodPending), cond(corev1.PodScheduled, corev1.ConditionFalse, corev1.PodReasonUnschedulable, msg))
+	placed := newPod("web-1", phase(corev1.PodRunning), cond(corev1.PodScheduled, corev1.ConditionTrue, "", ""))
+	ready := []Condition{{Keyword: KeywordReady}}
+	s := Summary{Reason: "2 of 2 matching pods do not satisfy ready", Unsatisfied: []PodExplanation{
+		ExplainAt(now, placed, ready, nil), ExplainAt(now, stuck, ready, nil)}}
+	s.SchedulingReason()
+	want := "pod " + stuck.Namespace + "/web-2 cannot be scheduled: " + msg + "; 2 of 2 matching pods do not satisfy ready"
+	if s.Reason != want {
+		t.Errorf("reason = %q, want %q", s.Reason, want)
+	}
+	var b bytes.Buffer
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if line := "  Scheduling: PodScheduled=False (Unschedulable: " + msg + ")\n"; !strings.Contains(b.String(), line) {
+		t.Errorf("text has no %q:\n%s", line, b.String())
+	}
+	placedOnly := Summary{Reason: "1 of 1 matching pods do not satisfy ready", Unsatisfied: []PodExplanation{ExplainAt(now, placed, ready, nil)}}
+	placedOnly.SchedulingReason()
+	if placedOnly.Reason != "1 of 1 matching pods do not satisfy ready" {
+		t.Errorf("a placed pod changed the reason: %q", placedOnly.Reason)
+	}
+}

@@ -241,22 +241,53 @@ func JobRollout(j *batchv1.Job) Rollout {
 		case batchv1.JobFailed, batchv1.JobFailureTarget:
 			return Rollout{State: Failed, Reason: c.Reason, Message: c.Message}
 		case batchv1.JobComplete:
-			return Rollout{State: Met, Message: fmt.Sprintf("complete: %d/%d succeeded", j.Status.Succeeded, completions(j))}
+			return Rollout{State: Met, Message: "complete: " + completedText(j)}
 		}
 	}
 	r := pending(fmt.Sprintf("%d of %d completions, %d active", j.Status.Succeeded, completions(j), j.Status.Active))
+	if workQueue(j) {
+		r.Message = fmt.Sprintf("a work queue of %d pods: %d succeeded, %d active", *j.Spec.Parallelism, j.Status.Succeeded, j.Status.Active)
+	}
 	if j.Spec.Suspend != nil && *j.Spec.Suspend {
 		r.Message = "suspended: " + r.Message
 	}
 	if j.Status.Failed > 0 {
-		limit := "no backoffLimit"
-		if j.Spec.BackoffLimit != nil {
-			limit = fmt.Sprintf("backoffLimit %d", *j.Spec.BackoffLimit)
-		}
-		r.Note = fmt.Sprintf("job/%s: %d %s failed so far; the Job retries (%s), so the check goes on",
-			j.Name, j.Status.Failed, plural(int(j.Status.Failed), "pod", "pods"), limit)
+		r.Note = fmt.Sprintf("job/%s: %d %s failed so far; the Job %s, so the check goes on",
+			j.Name, j.Status.Failed, plural(int(j.Status.Failed), "pod", "pods"), retryText(j))
 	}
 	return r
+}
+
+// completedText says what a complete Job did. A work queue (no
+// completions, parallelism above 1) ends when one pod succeeds and the
+// rest stop, so "3/1 succeeded" would read as an error: it is said in
+// words, with the COMPLETIONS cell as `kubectl get job` prints it.
+func completedText(j *batchv1.Job) string {
+	if workQueue(j) {
+		return fmt.Sprintf("a work queue of %d pods, %d succeeded (COMPLETIONS %d/1 of %d)",
+			*j.Spec.Parallelism, j.Status.Succeeded, j.Status.Succeeded, *j.Spec.Parallelism)
+	}
+	return fmt.Sprintf("%d/%d succeeded", j.Status.Succeeded, completions(j))
+}
+
+// retryText names the limit the Job controller applies to failed pods:
+// the per-index one of an Indexed Job that sets it, else backoffLimit.
+func retryText(j *batchv1.Job) string {
+	if perIndex := j.Spec.BackoffLimitPerIndex; perIndex != nil {
+		limit := fmt.Sprintf("backoffLimitPerIndex %d", *perIndex)
+		if j.Spec.MaxFailedIndexes != nil {
+			limit += fmt.Sprintf(", maxFailedIndexes %d", *j.Spec.MaxFailedIndexes)
+		}
+		return fmt.Sprintf("retries each index up to %d %s (%s)", *perIndex, plural(int(*perIndex), "time", "times"), limit)
+	}
+	if j.Spec.BackoffLimit == nil {
+		return "retries (no backoffLimit)"
+	}
+	return fmt.Sprintf("retries (backoffLimit %d)", *j.Spec.BackoffLimit)
+}
+
+func workQueue(j *batchv1.Job) bool {
+	return j.Spec.Completions == nil && j.Spec.Parallelism != nil && *j.Spec.Parallelism > 1
 }
 
 func completions(j *batchv1.Job) int32 {

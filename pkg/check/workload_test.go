@@ -160,7 +160,31 @@ func TestJobRollout(t *testing.T) {
 			Rollout{State: Failed, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}},
 		{"failure target, pods still ending", job(batchv1.JobStatus{Active: 1, Conditions: jobCond(batchv1.JobFailureTarget, "DeadlineExceeded", "Job was active longer than specified deadline")}, nil),
 			Rollout{State: Failed, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline"}},
+		{"indexed, retrying an index", indexedJob(batchv1.JobStatus{Active: 2, Failed: 1}, 1, ptr(int32(2))),
+			Rollout{State: Pending, Message: "0 of 3 completions, 2 active",
+				Note: "job/migrate: 1 pod failed so far; the Job retries each index up to 1 time (backoffLimitPerIndex 1, maxFailedIndexes 2), so the check goes on"}},
+		{"indexed, no limit on failed indexes", indexedJob(batchv1.JobStatus{Active: 2, Failed: 2}, 3, nil),
+			Rollout{State: Pending, Message: "0 of 3 completions, 2 active",
+				Note: "job/migrate: 2 pods failed so far; the Job retries each index up to 3 times (backoffLimitPerIndex 3), so the check goes on"}},
+		{"work queue running", workQueueJob(batchv1.JobStatus{Active: 3}),
+			Rollout{State: Pending, Message: "a work queue of 3 pods: 0 succeeded, 3 active"}},
+		{"work queue complete", workQueueJob(batchv1.JobStatus{Succeeded: 3, Conditions: jobCond(batchv1.JobComplete, "", "")}),
+			Rollout{State: Met, Message: "complete: a work queue of 3 pods, 3 succeeded (COMPLETIONS 3/1 of 3)"}},
 	})
+}
+
+func indexedJob(st batchv1.JobStatus, perIndex int32, maxFailed *int32) *batchv1.Job {
+	j := job(st, ptr(int32(6)))
+	mode := batchv1.IndexedCompletion
+	j.Spec.CompletionMode, j.Spec.Completions = &mode, ptr(int32(3))
+	j.Spec.BackoffLimitPerIndex, j.Spec.MaxFailedIndexes = &perIndex, maxFailed
+	return j
+}
+
+func workQueueJob(st batchv1.JobStatus) *batchv1.Job {
+	j := job(st, nil)
+	j.Spec.Completions, j.Spec.Parallelism = nil, ptr(int32(3))
+	return j
 }
 
 func TestReplicaSetAndMissingRollout(t *testing.T) {

@@ -33,6 +33,9 @@ func (s *stream) summary(ctx context.Context, out Outcome, took time.Duration) {
 	if out.Verdict == NotMet || out.Verdict == Failed {
 		sum.Unsatisfied, sum.Omitted = s.explainAll(ctx)
 	}
+	if out.Verdict == NotMet {
+		sum.SchedulingReason()
+	}
 	if out.Verdict == Interrupted {
 		sum.Reason = SignalError{Signal: out.Signal}.Error()
 	}
