@@ -28,6 +28,9 @@ type targetState struct {
 	r Rollout
 	// metAt is when the rule was last found met; zero while it is not.
 	metAt time.Time
+	// absent, when set, is what the target's absence means (see
+	// SetAbsent); else it is "does not exist (yet)".
+	absent *Rollout
 }
 
 // AddTarget makes the check about t; call it for every target before any
@@ -60,6 +63,16 @@ func (e *Evaluator) AddTarget(t Target) {
 	}
 }
 
+// SetAbsent says what the target's absence means, for a target met
+// while it does not exist (a hook deleted once it succeeded), and judges
+// it so until its object is seen.
+func (e *Evaluator) SetAbsent(t Target, r Rollout) {
+	if ts := e.targets[t]; ts != nil {
+		ts.absent = &r
+		e.setTarget(ts, r)
+	}
+}
+
 // SetTarget records what the target's own object says (see RolloutOf). A
 // failed rule fails the check at once; like any failure, it stays.
 func (e *Evaluator) SetTarget(t Target, r Rollout) {
@@ -89,6 +102,8 @@ func (e *Evaluator) observePodTarget(key string, st *podState) {
 	ts := e.podTargets[key]
 	switch {
 	case ts == nil:
+	case st == nil && ts.absent != nil:
+		e.setTarget(ts, *ts.absent)
 	case st == nil:
 		e.setTarget(ts, pending("does not exist (yet)"))
 	case st.leaving:

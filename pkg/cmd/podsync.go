@@ -294,7 +294,7 @@ func (o *Options) Validate() error {
 	o.config = podsync.Config{
 		Scope: podsync.Scope{Namespace: o.namespace, AllNamespaces: o.allNamespaces,
 			LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, Names: o.names},
-		Output: w, Stdout: o.Out, Detached: detached, ErrOut: o.ErrOut,
+		Output: w, Stdout: o.Out, Detached: detached, ErrOut: o.ErrOut, DeletedOnSuccess: o.plan.DeletedOnSuccess(),
 		JSONSummary: w.Shape() == output.Event && *o.printFlags.OutputFormat == "json",
 		Check:       spec, Once: o.once, Timeout: o.timeout,
 		Workers: o.workers, MaxRetries: o.maxRetries, Resync: o.resync,

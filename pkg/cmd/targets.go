@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/metadata"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/target"
@@ -47,10 +48,17 @@ func (o *Options) parseTargets() error {
 	if plan.Empty() && len(o.filenames) == 0 {
 		return nil // plain pod names, or none
 	}
+	for _, s := range plan.Skipped() {
+		fmt.Fprintf(o.ErrOut, "podsync: %s\n", text.SafeLine(s, text.MaxLineLen))
+	}
 	if o.until != "" && plan.Empty() {
 		// A failed generator piped in (kustomize build ... | podsync -f -)
 		// must not pass a gate.
-		return usageError("nothing to judge: -f %s held no object", strings.Join(o.filenames, ", -f "))
+		held := "no object"
+		if len(plan.Skipped()) > 0 {
+			held = "no object but hooks that are not judged"
+		}
+		return usageError("nothing to judge: -f %s held %s", strings.Join(o.filenames, ", -f "), held)
 	}
 	switch {
 	case o.allNamespaces:

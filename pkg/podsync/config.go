@@ -30,6 +30,11 @@ type Config struct {
 	// -f): it shows their pods, in their own namespaces, instead of
 	// Scope's, and adds each kind's rollout rule to the check.
 	Targets []check.Target
+	// DeletedOnSuccess maps targets that are hooks deleted once they
+	// succeed (keyed with the namespace their manifest gave, empty when
+	// none) to what their absence means: such a target is met while it
+	// does not exist.
+	DeletedOnSuccess map[check.Target]string
 	// Output prints the messages; the run's one goroutine owns it.
 	Output *output.Writer
 	// Stdout is where Output writes, watched for a reader that goes away.

@@ -105,6 +105,9 @@ func statusAPI(c *Clients, gvr schema.GroupVersionResource) workloadAPI {
 // judge is a target's rule over its object as it is now (nil: deleted or
 // not seen yet).
 func (t *targetRun) judge(tg check.Target, obj runtime.Object) check.Rollout {
+	if note := t.absenceMeets(tg); obj == nil && note != "" && !t.gone {
+		return check.Rollout{State: check.Met, Message: note}
+	}
 	if !tg.Generic() {
 		return check.RolloutOf(obj)
 	}
@@ -117,6 +120,17 @@ func (t *targetRun) judge(tg check.Target, obj runtime.Object) check.Rollout {
 		return check.Rollout{State: check.Pending, Message: k.missing}
 	}
 	return t.rules.Judge(u, k.discovery)
+}
+
+// absenceMeets says what the absence of a hook deleted once it succeeds
+// means, and "" for any other target. A hook of a manifest without a
+// namespace is keyed without one.
+func (t *targetRun) absenceMeets(tg check.Target) string {
+	if note, ok := t.deletedOnSuccess[tg]; ok {
+		return note
+	}
+	tg.Namespace = ""
+	return t.deletedOnSuccess[tg]
 }
 
 // goneRollout is --until gone's rule for a target judged by its status:

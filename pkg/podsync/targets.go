@@ -86,6 +86,9 @@ type targetRun struct {
 	// namespaces (see status.go).
 	links map[string]link
 
+	// deletedOnSuccess: see Config.DeletedOnSuccess.
+	deletedOnSuccess map[check.Target]string
+
 	// kinds maps the targets judged by their status; rules judge them.
 	kinds map[check.Target]statusKind
 	// discovered holds what discovery said of each kind (a Target with
@@ -184,7 +187,8 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		selectors: map[check.Target]labels.Selector{}, owners: map[string][]*targetState{}, started: time.Now(),
 		stderr: s.stderr, uids: map[check.Target]types.UID{}, objects: map[check.Target]runtime.Object{},
 		replicaSets: map[string]*appsv1.ReplicaSet{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{},
-		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules, gone: cfg.Check.Gone()}
+		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules, gone: cfg.Check.Gone(),
+		deletedOnSuccess: cfg.DeletedOnSuccess}
 	var groups []*watchGroup
 	byProto := map[check.Target]*watchGroup{}
 	for _, tg := range targets {
@@ -488,7 +492,7 @@ func (t *targetRun) judgeUnseen() {
 func (t *targetRun) update(ev workloadEvent, eval *check.Evaluator, stderr io.Writer) {
 	ts := t.byKey[ev.target]
 	r := t.judge(ev.target, ev.obj)
-	if ev.obj == nil && ts.seen {
+	if ev.obj == nil && ts.seen && r.State != check.Met {
 		r.Message = "was deleted"
 	}
 	if r.Note != "" && r.Note != ts.note {
@@ -669,6 +673,9 @@ func plural(n int, one, many string) string {
 func (t *targetRun) prepare(eval *check.Evaluator) {
 	for _, ts := range t.list {
 		eval.AddTarget(ts.target)
+		if t.absenceMeets(ts.target) != "" && !t.gone {
+			eval.SetAbsent(ts.target, t.judge(ts.target, nil))
+		}
 		if k := t.kinds[ts.target]; k.missing != "" {
 			eval.SetTarget(ts.target, t.judge(ts.target, nil))
 		}

@@ -111,6 +111,10 @@ type Plan struct {
 	files []check.Target
 	// args are the TYPE/NAME arguments (a plain pod name is pod/NAME).
 	args []string
+	// skipped and deletedOnSuccess: what the manifests' hooks imply (see
+	// hookOf).
+	skipped          []string
+	deletedOnSuccess map[check.Target]string
 }
 
 // In is the plan for a context whose namespace is ns: TYPE/NAME arguments
@@ -339,10 +343,40 @@ func (p *Plan) addObject(info *resource.Info, in Input) error {
 	if t.Name == "" {
 		return fmt.Errorf("%s in %s has no name (generateName cannot be watched)", gvk.Kind, info.Source)
 	}
+	hook := hookOf(info.Object)
+	if hook.skip != "" {
+		p.skipped = append(p.skipped, fmt.Sprintf("%s in %s is %s: not judged", t, info.Source, hook.skip))
+		return nil
+	}
+	if hook.deletedOnSuccess != "" {
+		if p.deletedOnSuccess == nil {
+			p.deletedOnSuccess = map[check.Target]string{}
+		}
+		p.deletedOnSuccess[t] = hook.deletedOnSuccess
+	}
 	if !slices.Contains(p.files, t) {
 		p.files = append(p.files, t)
 	}
 	return nil
+}
+
+// Skipped says, a line each, which objects of the manifests are not
+// judged and why (hooks that do not run on install or upgrade).
+func (p *Plan) Skipped() []string {
+	if p == nil {
+		return nil
+	}
+	return p.skipped
+}
+
+// DeletedOnSuccess maps the hooks of the manifests whose delete policy
+// removes them once they succeed to what their absence means; a key has
+// the namespace the manifest gave, empty when it gave none.
+func (p *Plan) DeletedOnSuccess() map[check.Target]string {
+	if p == nil {
+		return nil
+	}
+	return p.deletedOnSuccess
 }
 
 // Resolve returns the targets: those of the manifests, and the TYPE/NAME

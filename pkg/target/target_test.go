@@ -184,3 +184,44 @@ func TestResolve(t *testing.T) {
 		t.Errorf("Resolve() = %+v, %v; want %+v", got, err, want)
 	}
 }
+
+// Hooks of a rendered chart: a test hook is skipped and said, a hook
+// deleted once it succeeds is a target whose absence is noted, and a
+// hook kept after it runs is a plain target.
+func TestParseHooks(t *testing.T) {
+	chart := `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  annotations: {helm.sh/hook: pre-upgrade, helm.sh/hook-delete-policy: hook-succeeded}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-test
+  annotations: {helm.sh/hook: test}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: seed
+  namespace: db
+  annotations: {helm.sh/hook: post-install}
+`
+	p, err := Parse(Input{Filenames: []string{"-"}, Stdin: strings.NewReader(chart), Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []check.Target{{Kind: "Job", Name: "migrate"}, {Kind: "Job", Namespace: "db", Name: "seed"}}
+	if !reflect.DeepEqual(p.files, want) {
+		t.Errorf("targets = %+v, want %+v", p.files, want)
+	}
+	skipped := []string{"pod/web-test in STDIN is a hook that does not run on install, upgrade or sync (helm.sh/hook: test): not judged"}
+	if !reflect.DeepEqual(p.Skipped(), skipped) {
+		t.Errorf("skipped = %q, want %q", p.Skipped(), skipped)
+	}
+	deleted := map[check.Target]string{{Kind: "Job", Name: "migrate"}: "deleted, as a hook is once it succeeded (helm.sh/hook-delete-policy: hook-succeeded)"}
+	if !reflect.DeepEqual(p.DeletedOnSuccess(), deleted) {
+		t.Errorf("deleted on success = %v, want %v", p.DeletedOnSuccess(), deleted)
+	}
+}
