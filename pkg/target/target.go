@@ -228,6 +228,12 @@ func readManifests(in Input) ([]*resource.Info, error) {
 				return nil, fmt.Errorf("-f %s: %w", f, err)
 			}
 			streams = append(streams, namedInput{f, data})
+		case special(f):
+			data, err := readSpecial(f, &budget)
+			if err != nil {
+				return nil, fmt.Errorf("-f %s: %w", f, err)
+			}
+			streams = append(streams, namedInput{f, data})
 		default:
 			files = append(files, f)
 		}
@@ -272,6 +278,23 @@ func readBounded(r io.Reader, budget *int64) ([]byte, error) {
 	}
 	*budget -= int64(len(data))
 	return data, nil
+}
+
+// special says whether path is a device, a FIFO or a socket (what
+// `-f <(kustomize build)` passes as /dev/fd/N): its size says nothing of
+// what it holds, so it is read here, bounded, rather than by the builder.
+func special(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.Mode().IsRegular() && !info.IsDir()
+}
+
+func readSpecial(path string, budget *int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readBounded(f, budget)
 }
 
 // fetch reads a manifest URL, as kubectl does (a 200 answer), bounded.
