@@ -13,6 +13,12 @@ import (
 // maxProgressPods is how many pods a progress line names.
 const maxProgressPods = 3
 
+// maxProgressLen bounds a progress line, in runes: each of its parts is
+// cut like any line of cluster text, and a check over many contexts has
+// many parts. A custom resource with a thousand conditions must not
+// make every progress line a megabyte of log.
+const maxProgressLen = 2000
+
 // progress times the line a quiet check writes (--progress-interval): one
 // line each time the check has printed nothing for the interval. A nil
 // progress never fires.
@@ -84,7 +90,10 @@ func (s *stream) sayProgress() {
 		parts = append(parts, text)
 		parts = append(parts, s.blockers(w)...)
 	}
-	fmt.Fprintf(s.stderr, "podsync: waiting %s: %s\n", waitedText(waited), text.SafeLine(strings.Join(parts, "; "), 0))
+	for i := range parts {
+		parts[i] = text.OneLine(parts[i], text.MaxLineLen)
+	}
+	fmt.Fprintf(s.stderr, "podsync: waiting %s: %s\n", waitedText(waited), text.SafeLine(strings.Join(parts, "; "), maxProgressLen))
 }
 
 // waitedText is a wait in whole seconds ("1m30s"), below a second in

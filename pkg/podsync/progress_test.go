@@ -46,3 +46,33 @@ func TestProgressLine(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the status holds, a progress line stays a line of readable
+// length: each part is cut like any cluster text.
+func TestProgressLineIsBounded(t *testing.T) {
+	s := newSim(true)
+	huge := strings.Repeat("Waiting", 20000)
+	for _, name := range []string{"web-1", "web-2", "web-3"} {
+		s.put(&corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "a", Labels: map[string]string{"app": "sim"}},
+			Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: huge}},
+			}}},
+		})
+	}
+	cfg, _, stderr := runConfig(t, "ready", "")
+	cfg.Timeout, cfg.ProgressInterval = 700*time.Millisecond, 300*time.Millisecond
+	podsync.Run(context.Background(), cfg, podsync.Cluster{Source: s.source()})
+	lines := regexp.MustCompile(`(?m)^podsync: waiting .*$`).FindAllString(stderr.String(), -1)
+	if len(lines) == 0 {
+		t.Fatalf("no progress line:\n%.2000s", stderr)
+	}
+	for _, l := range lines {
+		if n := len([]rune(l)); n > 2100 {
+			t.Errorf("progress line of %d runes: %.200s…", n, l)
+		}
+		if !strings.Contains(l, "…") {
+			t.Errorf("progress line not cut: %.200s…", l)
+		}
+	}
+}
