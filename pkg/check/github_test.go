@@ -155,8 +155,8 @@ func TestWriteMarkdown(t *testing.T) {
 }
 
 func TestMdText(t *testing.T) {
-	got := mdText("a | b <img src=x> [l](u) *x* `c` & \\")
-	want := `a \| b &lt;img src=x&gt; \[l\]\(u\) \*x\* \` + "`c\\`" + ` &amp; \\`
+	got := mdText("a | b <img src=x> [l](u) *x* `c` & \\ ops@example.com")
+	want := `a \| b &lt;img src=x&gt; \[l\]\(u\) \*x\* \` + "`c\\`" + ` &amp; \\ ops\@example.com`
 	if got != want {
 		t.Errorf("mdText = %q, want %q", got, want)
 	}
@@ -175,7 +175,7 @@ func TestWriteMarkdownBounded(t *testing.T) {
 		sum.Unsatisfied = append(sum.Unsatisfied, PodExplanation{
 			Namespace: "shop", Name: fmt.Sprintf("web-%d", i), Phase: "Running",
 			Containers: []ContainerExplanation{{Name: "app", State: "waiting", Reason: "CrashLoopBackOff", Logs: &LogTail{Lines: lines}}},
-			Events:     []EventExplanation{{Type: "Warning", Reason: "R", Message: "see [here](https://evil.example/a) or https://evil.example/b or www.evil.example <a href=x>", Count: 1}},
+			Events:     []EventExplanation{{Type: "Warning", Reason: "R", Message: "see [here](https://evil.example/a) or https://evil.example/b or www.evil.example <a href=x> or mail oncall@evil.example", Count: 1}},
 		})
 	}
 	var buf bytes.Buffer
@@ -194,7 +194,7 @@ func TestWriteMarkdownBounded(t *testing.T) {
 	if !strings.Contains(md, "line 49 ") || !strings.Contains(md, "cut: the job summary is at most 1 MiB") {
 		t.Errorf("the last log line or the note is missing (%d bytes)", len(md))
 	}
-	for _, link := range []string{"](", "https://", "www.evil", "<a "} {
+	for _, link := range []string{"](", "https://", "www.evil", "<a ", "oncall@"} {
 		if strings.Contains(md, link) {
 			t.Errorf("the job summary holds %q from the cluster", link)
 		}

@@ -132,7 +132,8 @@ func markdownLogBlock(p *PodExplanation, container string, l *LogTail, lines []s
 
 // mdText makes one line of text safe in Markdown: HTML characters become
 // entities, Markdown punctuation is backslash-escaped, and the :// of a URL
-// and the dot of www. too (GitHub makes bare URLs links), so text from the
+// and the dot of www. too (GitHub makes bare URLs links), and the @ of an
+// e-mail address (GitHub makes it a mailto: link), so text from the
 // cluster cannot add links, images, HTML or table cells.
 func mdText(s string) string {
 	var b strings.Builder
@@ -146,7 +147,7 @@ func mdText(s string) string {
 			b.WriteString("&lt;")
 		case '>':
 			b.WriteString("&gt;")
-		case '`', '*', '_', '[', ']', '(', ')', '|', '~', '!', '#':
+		case '`', '*', '_', '[', ']', '(', ')', '|', '~', '!', '#', '@':
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:
