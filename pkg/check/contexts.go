@@ -25,10 +25,12 @@ type ContextSummary struct {
 //	          prod-us  failed  1 pod   pod shop/web-1: container "app" is CrashLoopBackOff
 func writeContexts(b *strings.Builder, contexts []ContextSummary) {
 	pods := make([]string, len(contexts))
+	names := make([]string, len(contexts))
 	nameWidth, verdictWidth, podsWidth := 0, 0, 0
 	for i, c := range contexts {
 		pods[i] = fmt.Sprintf("%d %s", c.Pods, plural(c.Pods, "pod", "pods"))
-		nameWidth, verdictWidth = max(nameWidth, len(c.Name)), max(verdictWidth, len(c.Verdict))
+		names[i] = text.SafeLine(c.Name, 0)
+		nameWidth, verdictWidth = max(nameWidth, len(names[i])), max(verdictWidth, len(c.Verdict))
 		podsWidth = max(podsWidth, len(pods[i]))
 	}
 	for i, c := range contexts {
@@ -36,7 +38,7 @@ func writeContexts(b *strings.Builder, contexts []ContextSummary) {
 		if i > 0 {
 			head = strings.Repeat(" ", len(head))
 		}
-		line := fmt.Sprintf("%s%-*s  %-*s  %-*s  %s", head, nameWidth, c.Name, verdictWidth, c.Verdict, podsWidth, pods[i], text.SafeLine(c.Reason, maxTextLen))
+		line := fmt.Sprintf("%s%-*s  %-*s  %-*s  %s", head, nameWidth, names[i], verdictWidth, c.Verdict, podsWidth, pods[i], text.SafeLine(c.Reason, maxTextLen))
 		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
 }

@@ -78,3 +78,24 @@ func TestSummaryJSONContexts(t *testing.T) {
 		t.Errorf("a summary of one context names contexts: %s", b.String())
 	}
 }
+
+// A context's name comes from a kubeconfig, maybe a shared one: it is
+// escaped like text from the cluster, and the columns still align.
+func TestSummaryTextContextNamesEscaped(t *testing.T) {
+	s := Summary{Verdict: "met", Contexts: []ContextSummary{
+		{Name: "prod\x1b[31m\n::error::x", Verdict: "met", Pods: 1, Reason: "ok"},
+		{Name: "eu", Verdict: "met", Pods: 1, Reason: "ok"},
+	}}
+	var b bytes.Buffer
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b") || strings.Contains(out, "\n::error") {
+		t.Errorf("a context name reaches the terminal raw:\n%q", out)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || strings.Index(lines[1], "met") != strings.Index(lines[2], "met") {
+		t.Errorf("columns do not align:\n%s", out)
+	}
+}

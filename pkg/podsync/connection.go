@@ -195,7 +195,7 @@ func (c *connection) of() string {
 	if c.name == "" {
 		return ""
 	}
-	return " of context " + c.name
+	return " of context " + text.SafeLine(c.name, 0)
 }
 
 func (c *connection) clock() time.Time {

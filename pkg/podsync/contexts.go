@@ -30,7 +30,9 @@ func (w *clusterRun) prefix() string {
 	if w.label == "" {
 		return ""
 	}
-	return "context " + w.label + ": "
+	// A kubeconfig, possibly shared, names the contexts: its names are
+	// text from elsewhere like the cluster's.
+	return "context " + text.SafeLine(w.label, 0) + ": "
 }
 
 // unavailable is a cluster that could not be used at start, skipped by
