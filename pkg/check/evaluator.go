@@ -58,7 +58,10 @@ type Result struct {
 	// Finished counts the pods of Job targets that ended without
 	// satisfying the conditions (a completed pod is never Ready; a failed
 	// one the Job retries): the Job's own rule judges them.
-	Finished    int
+	Finished int
+	// LeftBehind counts the pods in phase Failed that their controller
+	// replaces (see LeftBehindOf): not judged, and not counted.
+	LeftBehind  int
 	Unsatisfied int // of the counted pods, how many miss a condition
 	// Rollouts counts Deployments with pods of more than one ReplicaSet
 	// among the counted pods: a rollout still going on.
@@ -76,7 +79,7 @@ type Result struct {
 }
 
 // Counted is how many matching pods the conditions are judged on.
-func (r Result) Counted() int { return r.Pods - r.Leaving - r.Finished }
+func (r Result) Counted() int { return r.Pods - r.Leaving - r.Finished - r.LeftBehind }
 
 // WaitsOnRollout reports whether the check would be met but for
 // Deployments whose current ReplicaSet is not confirmed yet.
@@ -128,6 +131,9 @@ func (r Result) leavingText() string {
 	if r.Finished > 0 {
 		parts = append(parts, fmt.Sprintf("%d finished %s of Jobs", r.Finished, plural(r.Finished, "pod", "pods")))
 	}
+	if r.LeftBehind > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed %s left behind and replaced", r.LeftBehind, plural(r.LeftBehind, "pod", "pods")))
+	}
 	if len(parts) == 0 {
 		return ""
 	}
@@ -171,6 +177,9 @@ type podState struct {
 	// ended without satisfying the conditions (see Result.Finished).
 	job      *targetState
 	finished bool
+	// left: the pod is left behind by the controller that replaces it
+	// (see LeftBehindOf), and the check is not gone, which waits for it.
+	left bool
 	// rev is the Deployment ReplicaSet the pod counts for, if any.
 	rev    *revision
 	status string
@@ -207,7 +216,11 @@ type Evaluator struct {
 	// TakeUnconfirmed last ran.
 	turned map[string]bool
 	// finished counts the pods of Result.Finished; the rest: see AddTarget.
-	finished     int
+	finished int
+	// left holds the pods left behind (see podState.left); fresh, those
+	// that became so since TakeLeftBehind last ran.
+	left         map[string]LeftBehindPod
+	fresh        []string
 	targets      map[Target]*targetState
 	targetOrder  []*targetState
 	targetsUnmet int
@@ -231,6 +244,7 @@ func NewEvaluator(spec Spec) *Evaluator {
 		workloads:   make(map[string]*workload),
 		current:     make(map[string]CurrentRevision),
 		turned:      make(map[string]bool),
+		left:        make(map[string]LeftBehindPod),
 	}
 	for _, r := range spec.FailOn {
 		e.failOn[strings.ToLower(r)] = r
@@ -286,9 +300,10 @@ func (e *Evaluator) observe(key string, pod *corev1.Pod, status string, later fu
 		st.status = statusOf(pod, status)
 	}
 	st.leaving = pod.DeletionTimestamp != nil && !e.gone
+	e.observeLeftBehind(key, pod, st)
 	st.job = e.jobTargetOf(pod)
-	st.finished = !st.leaving && st.job != nil && !st.satisfied && podFinished(pod)
-	if !st.leaving && !st.finished && e.until != "" && !e.gone {
+	st.finished = !st.leaving && !st.left && st.job != nil && !st.satisfied && podFinished(pod)
+	if !st.leaving && !st.finished && !st.left && e.until != "" && !e.gone {
 		st.rev = e.addRevision(pod)
 	}
 	e.tally(key, st)
@@ -333,6 +348,7 @@ func (e *Evaluator) Verdict() Result {
 		MinPods:      e.minPods,
 		Until:        e.until,
 		Finished:     e.finished,
+		LeftBehind:   len(e.left),
 		Targets:      len(e.targetOrder),
 		TargetsUnmet: e.targetsUnmet,
 	}
@@ -416,6 +432,8 @@ func (e *Evaluator) tally(key string, st *podState) {
 		e.leaving++
 	case st.finished:
 		e.finished++
+	case st.left:
+		// Not judged: counted in Result.LeftBehind alone.
 	case !st.satisfied:
 		e.unsatisfied[key] = struct{}{}
 	}
@@ -434,6 +452,7 @@ func (e *Evaluator) untally(key string, st *podState) {
 		e.finished--
 	}
 	delete(e.unsatisfied, key)
+	delete(e.left, key)
 	e.removeRevision(st.rev)
 	st.rev = nil
 }
@@ -463,6 +482,10 @@ func (e *Evaluator) SetReplaced(replaced func(key string, pod *corev1.Pod) bool)
 // so are the pods of replaced revisions (see SetReplaced).
 func (e *Evaluator) findFailure(key string, pod *corev1.Pod, st *podState) *Failure {
 	if pod.DeletionTimestamp != nil || e.replaced != nil && e.replaced(key, pod) {
+		return nil
+	}
+	if _, left := LeftBehindOf(pod); left {
+		// Its controller replaces it, with --until gone too.
 		return nil
 	}
 	if f := e.reasonFailure(pod, st.job != nil); f != nil {

@@ -32,6 +32,9 @@ func (s Summary) WriteMarkdown(w io.Writer, limit int) error {
 	}
 	b.WriteString("| pods | by STATUS | messages |\n|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d | %s | %s |\n\n", s.Pods, mdText(strings.Trim(statusList(s.Statuses), " ()")), mdText(eventList(s.Events, s.EventTypes)))
+	if l := leftBehindText(s.LeftBehind); l != "" {
+		fmt.Fprintf(&b, "Replaced: %s\n\n", mdText(l))
+	}
 	room := limit - noteRoom
 	cut := s.writeMarkdownPods(&b, room)
 	for i := range s.Unsatisfied {

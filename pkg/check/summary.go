@@ -32,7 +32,10 @@ type Summary struct {
 	EventTypes []string
 	Reason     string // one line: why the check ended this way
 	// Targets has one entry per workload target (TYPE/NAME, -f).
-	Targets     []TargetSummary
+	Targets []TargetSummary
+	// LeftBehind lists the pods in phase Failed that their controller
+	// replaces: matched, but not judged (see LeftBehindOf).
+	LeftBehind  []LeftBehindPod
 	Unsatisfied []PodExplanation
 	// Omitted counts unsatisfied pods left out of Unsatisfied, so a
 	// caller can cap the explanations for huge selections.
@@ -52,6 +55,7 @@ type summaryJSON struct {
 	Events          map[string]int   `json:"events"`
 	Reason          string           `json:"reason,omitempty"`
 	Targets         []TargetSummary  `json:"targets,omitempty"`
+	LeftBehind      []LeftBehindPod  `json:"leftBehind,omitempty"`
 	Unsatisfied     []PodExplanation `json:"unsatisfied"`
 	Omitted         int              `json:"omitted,omitempty"`
 	Contexts        []ContextSummary `json:"contexts,omitempty"`
@@ -85,6 +89,13 @@ type summaryJSON struct {
 //
 //	"targets":[{"kind":"Deployment","namespace":"shop","name":"web",
 //	  "verdict":"met","reason":"rolled out 3/3","pods":3,"metAfterSeconds":14.2}]
+//
+// Pods in phase Failed that their controller replaces (evicted, shut
+// down with their node) are matched but not judged; leftBehind lists each
+// (see LeftBehindPod), and is left out when there is none:
+//
+//	"leftBehind":[{"namespace":"shop","name":"web-7d4f-x2","reason":"Evicted",
+//	  "message":"The node was low on resource: memory. ...","ownerKind":"ReplicaSet","ownerName":"web-7d4f"}]
 func (s Summary) WriteJSON(w io.Writer) error {
 	out := summaryJSON{
 		Verdict:         s.Verdict,
@@ -95,6 +106,7 @@ func (s Summary) WriteJSON(w io.Writer) error {
 		Events:          withKeys(s.Events, s.EventTypes),
 		Reason:          s.Reason,
 		Targets:         s.Targets,
+		LeftBehind:      s.LeftBehind,
 		Unsatisfied:     s.Unsatisfied,
 		Omitted:         s.Omitted,
 		Contexts:        s.Contexts,
@@ -127,6 +139,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	writeContexts(&b, s.Contexts)
 	writeTargets(&b, s.Targets)
 	fmt.Fprintf(&b, "Pods:     %d matched%s\n", s.Pods, statusList(s.Statuses))
+	if l := leftBehindText(s.LeftBehind); l != "" {
+		fmt.Fprintf(&b, "Replaced: %s\n", text.SafeLine(l, 0))
+	}
 	fmt.Fprintf(&b, "Events:   %s\n", eventList(s.Events, s.EventTypes))
 	for i := range s.Unsatisfied {
 		writePod(&b, &s.Unsatisfied[i])

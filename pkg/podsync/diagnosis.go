@@ -62,7 +62,13 @@ func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, 
 		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
 	opts.Work = func(ctx context.Context, key cache.ObjectName, row *wire.PodRow) error {
-		got, err := d.Diagnose(ctx, key.String(), podOf(row))
+		pod := podOf(row)
+		if _, left := check.LeftBehindOf(pod); left && !cfg.Diagnose {
+			// No verdict depends on a pod its controller replaces: its
+			// logs and Events are not worth the API's time.
+			return nil
+		}
+		got, err := d.Diagnose(ctx, key.String(), pod)
 		if got != nil {
 			_ = deliver(ctx, []message.Message{{Type: message.Diagnosis, Key: key, Row: row, Diagnosis: got}})
 		}

@@ -259,6 +259,7 @@ func (s *stream) feed(w *clusterRun, m message.Message, cached *wire.PodRow) {
 		if remember {
 			w.judged[key] = cached
 		}
+		s.nameLeftBehind(w)
 		return
 	}
 	if m.Row == nil {
@@ -266,6 +267,15 @@ func (s *stream) feed(w *clusterRun, m message.Message, cached *wire.PodRow) {
 	}
 	delete(w.judged, key)
 	w.eval.Forget(key)
+}
+
+// nameLeftBehind says once, for each pod that has just been found left
+// behind by the controller that replaces it (evicted, shut down with its
+// node), that it is not judged.
+func (s *stream) nameLeftBehind(w *clusterRun) {
+	for _, lb := range w.eval.TakeLeftBehind() {
+		fmt.Fprintf(s.stderr, "podsync: %s%s\n", w.prefix(), lb.Note())
+	}
 }
 
 // identityOf is a pod holding only row's metadata, for a check that

@@ -24,6 +24,10 @@ func (s *stream) summary(ctx context.Context, out Outcome, took time.Duration) {
 	for _, w := range s.clusters {
 		sum.Targets = append(sum.Targets, w.targets.summarize(w, gone)...)
 		sum.Pods += w.eval.Verdict().Pods
+		for _, lb := range w.eval.LeftBehind() {
+			lb.Context = w.label
+			sum.LeftBehind = append(sum.LeftBehind, lb)
+		}
 		mergeCounts(sum.Statuses, w.eval.Statuses())
 		mergeCounts(sum.Events, w.events)
 		if s.several {

@@ -1,0 +1,182 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
+)
+
+// A kubelet that evicts a pod (node pressure) or ends it for a graceful
+// node shutdown leaves it in phase Failed, and it stays there, for days,
+// until someone or the pod garbage collector deletes it. The ReplicaSet,
+// StatefulSet and DaemonSet controllers count only active pods (their
+// IsPodActive: not Succeeded, not Failed, not being deleted), so they
+// create a replacement and their status, and `kubectl rollout status`,
+// ignore the pod left behind. The check does as they do: such a pod is
+// named once, and never judged. A Failed pod that no controller replaces
+// (a bare pod, a Job's pod) keeps failing the check.
+
+// replacingKinds are the kinds whose controllers replace a Failed pod.
+var replacingKinds = map[string]bool{TargetReplicaSet: true, TargetStatefulSet: true, TargetDaemonSet: true}
+
+// LeftBehindPod is a pod in phase Failed that its controller replaces.
+type LeftBehindPod struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Context is the kubeconfig context, in a run over several.
+	Context string `json:"context,omitempty"`
+	// Reason is the pod's own reason (Evicted, Terminated, ...), empty
+	// when it gave none; Message is the pod's message.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// OwnerKind and OwnerName name the controller that replaces it.
+	OwnerKind string `json:"ownerKind"`
+	OwnerName string `json:"ownerName"`
+}
+
+// LeftBehindOf reports whether pod is left behind by its controller: its
+// phase is Failed, it is not being deleted (then it is only on its way
+// out), and its controller is an apps ReplicaSet, StatefulSet or
+// DaemonSet. The pod is only read; nil is no pod.
+func LeftBehindOf(pod *corev1.Pod) (LeftBehindPod, bool) {
+	if pod == nil || pod.Status.Phase != corev1.PodFailed || pod.DeletionTimestamp != nil {
+		return LeftBehindPod{}, false
+	}
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil || !replacingKinds[ref.Kind] {
+		return LeftBehindPod{}, false
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != appsv1.GroupName {
+		return LeftBehindPod{}, false
+	}
+	return LeftBehindPod{
+		Namespace: pod.Namespace, Name: pod.Name,
+		Reason: pod.Status.Reason, Message: pod.Status.Message,
+		OwnerKind: ref.Kind, OwnerName: ref.Name,
+	}, true
+}
+
+// What says how the pod ended, in a word or two: "evicted", "shut down"
+// (a graceful node shutdown), or "failed".
+func (p LeftBehindPod) What() string {
+	switch p.Reason {
+	case "Evicted":
+		return "evicted"
+	case "Terminated", "Shutdown", "NodeShutdown":
+		return "shut down"
+	}
+	return "failed"
+}
+
+// Note is the line that names the pod once on stderr, without the
+// "podsync: " prefix: "pod shop/web-7d4f-x2 was evicted and replaced by
+// its ReplicaSet web-7d4f; not judged".
+func (p LeftBehindPod) Note() string {
+	how := "was " + p.What()
+	if p.What() == "failed" {
+		how = "failed"
+		if p.Reason != "" {
+			how += " (" + p.Reason + ")"
+		}
+	}
+	return text.SafeLine(fmt.Sprintf("pod %s/%s %s and replaced by its %s %s; not judged",
+		p.Namespace, p.Name, how, p.OwnerKind, p.OwnerName), maxTextLen)
+}
+
+// maxLeftBehindNames bounds the names the text and Markdown summaries
+// list; the JSON summary lists every pod.
+const maxLeftBehindNames = 10
+
+// leftBehindText is the summary's line after "Replaced: ": "1 evicted pod
+// left behind, replaced, not judged: shop/web-7d4f-x2"; "" for none. Pods
+// left behind in more than one way are counted by way: "3 pods left
+// behind (2 evicted, 1 shut down), replaced, not judged: ...".
+func leftBehindText(pods []LeftBehindPod) string {
+	if len(pods) == 0 {
+		return ""
+	}
+	ways := map[string]int{}
+	names := make([]string, 0, min(len(pods), maxLeftBehindNames))
+	for i, p := range pods {
+		ways[p.What()]++
+		if i < maxLeftBehindNames {
+			name := p.Namespace + "/" + p.Name
+			if p.Context != "" {
+				name += " (context " + p.Context + ")"
+			}
+			names = append(names, name)
+		}
+	}
+	var head string
+	if len(ways) == 1 {
+		head = fmt.Sprintf("%d %s %s left behind", len(pods), pods[0].What(), plural(len(pods), "pod", "pods"))
+	} else {
+		var parts []string
+		for way, n := range ways {
+			parts = append(parts, fmt.Sprintf("%d %s", n, way))
+		}
+		sort.Strings(parts)
+		head = fmt.Sprintf("%d pods left behind (%s)", len(pods), strings.Join(parts, ", "))
+	}
+	list := strings.Join(names, ", ")
+	if more := len(pods) - len(names); more > 0 {
+		list += fmt.Sprintf(", and %d more", more)
+	}
+	return head + ", replaced, not judged: " + list
+}
+
+// observeLeftBehind marks the pod left behind or not, and keeps it to be
+// named (TakeLeftBehind) when it first is. A check that judges nothing
+// names nothing, and --until gone waits for such pods like any other.
+func (e *Evaluator) observeLeftBehind(key string, pod *corev1.Pod, st *podState) {
+	lb, ok := LeftBehindOf(pod)
+	was := st.left
+	st.left = ok && !st.leaving && !e.gone && e.spec.Judges()
+	if !st.left {
+		return
+	}
+	e.left[key] = lb
+	if !was {
+		e.fresh = append(e.fresh, key)
+	}
+}
+
+// TakeLeftBehind returns the pods that became left behind since its last
+// call and still are, in the order they did: each is named once, when it
+// is first seen so.
+func (e *Evaluator) TakeLeftBehind() []LeftBehindPod {
+	if len(e.fresh) == 0 {
+		return nil
+	}
+	out := make([]LeftBehindPod, 0, len(e.fresh))
+	for _, k := range e.fresh {
+		if lb, ok := e.left[k]; ok {
+			out = append(out, lb)
+		}
+	}
+	e.fresh = e.fresh[:0]
+	return out
+}
+
+// LeftBehind returns the pods left behind now, sorted by namespace and
+// name. It costs O(n log n) of them: call it for the summary.
+func (e *Evaluator) LeftBehind() []LeftBehindPod {
+	out := make([]LeftBehindPod, 0, len(e.left))
+	for _, lb := range e.left {
+		out = append(out, lb)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
