@@ -94,6 +94,10 @@ type history struct {
 	initialRestarts map[int]int32
 	// startRev: the revision each workload target rolls out at the start.
 	startRev map[string]int
+	// controllers: without targets, what controls each key's pods:
+	// nothing, a ReplicaSet (which replaces a Failed pod: it is left
+	// behind, not judged) or a Job (which does not).
+	controllers map[int]string
 	// contexts: how many clusters the run watches, each with its own pods;
 	// lostAtEnd (-1: none) is a context that loses its connection once its
 	// pods are settled, and stays lost if staysLost.
@@ -188,6 +192,12 @@ func generateFrom(r *rand.Rand, seed uint64) *history {
 		// Enough names for what the workloads want.
 		h.owners[0], h.owners[1], h.owners[2], h.owners[3] = "web", "db", "db", "ds"
 	}
+	if !h.targets {
+		h.controllers = map[int]string{}
+		for k := range h.keys() {
+			h.controllers[k] = []string{"", "", "replicaset", "job"}[r.IntN(4)]
+		}
+	}
 	for k := range h.keys() {
 		if r.IntN(2) == 0 {
 			h.initial[k] = randomState(r, h)
@@ -206,7 +216,7 @@ func randomState(r *rand.Rand, h *history) podState {
 	// Failures are rarer than the rest, so that most checks run to the end;
 	// rarer still over several contexts, which hold more pods.
 	if r.IntN(12*h.contexts*h.contexts) == 0 {
-		return []podState{crashLooping, failedPhase}[r.IntN(2)]
+		return []podState{crashLooping, failedPhase, evicted}[r.IntN(3)]
 	}
 	return []podState{creating, runningReady, runningReady, runningNotReady, succeeded, terminating}[r.IntN(6)]
 }
@@ -577,6 +587,8 @@ func (p *player) tidy() {
 		present := sim.get(key) != nil
 		switch {
 		case !tr.judged(key):
+		case owner == "" && present && tr.leftBehind(key):
+			// Its controller made another pod: the sim has none to make.
 		case owner == "" && present:
 			p.put(key, runningReady, 0, 0)
 		case owner == "":

@@ -26,6 +26,11 @@ type truth struct {
 	// out now.
 	owner   map[string]string
 	current map[string]int
+	// ctrl: without targets, what controls each key's pods (see
+	// history.controllers); leftEver: the keys whose pod was left behind
+	// at some moment (see leftBehindState).
+	ctrl     map[string]string
+	leftEver map[string]bool
 	// failed: at some moment a pod showed what fails the check (a
 	// --fail-on reason, more restarts than --max-restarts) while it was
 	// judged: not being deleted, and with targets one of theirs, at the
@@ -53,9 +58,13 @@ type stateRecord struct {
 }
 
 func newTruth(h *history) *truth {
-	t := &truth{h: h, keys: map[string][]*podRecord{}, owner: map[string]string{}, current: map[string]int{}}
+	t := &truth{h: h, keys: map[string][]*podRecord{}, owner: map[string]string{}, current: map[string]int{},
+		ctrl: map[string]string{}, leftEver: map[string]bool{}}
 	for k, o := range h.owners {
 		t.owner[h.key(k)] = o
+	}
+	for k, c := range h.controllers {
+		t.ctrl[h.key(k)] = c
 	}
 	for w, rev := range h.startRev {
 		t.current[w] = rev
@@ -84,6 +93,11 @@ func (t *truth) put(s *sim, key string, st podState, rev int, restarts int32) {
 	p.Status.ContainerStatuses[0].RestartCount = cur.restarts
 	if o := t.ownerOf(key); o != "" {
 		decorate(p, o, cur.rev)
+	} else if c := t.ctrl[key]; c != "" {
+		controlledBy(p, c)
+	}
+	if t.leftBehindState(key, st) {
+		t.leftEver[key] = true
 	}
 	s.put(p)
 	cur.states = append(cur.states, stateRecord{rv: s.get(key).Labels["rv"], state: st, restarts: cur.restarts})
@@ -134,13 +148,36 @@ func (t *truth) spared(key string, r *podRecord) bool {
 	return t.h.targets && t.current[o] != 0 && r.rev != t.current[o]
 }
 
-// failing: the pod's state st fails the check, its restarts counted from
-// baseline.
-func (t *truth) failing(st stateRecord, baseline int32) bool {
-	if st.state == terminating {
+// leftBehindState: a pod of key in state st is in phase Failed and its
+// controller is a ReplicaSet, StatefulSet or DaemonSet, which replaces it
+// and ignores it: the check does not judge it (not being deleted: a pod
+// on its way out is no Failed pod left behind).
+func (t *truth) leftBehindState(key string, st podState) bool {
+	if st != failedPhase && st != evicted {
 		return false
 	}
-	return st.state == crashLooping || st.state == failedPhase ||
+	if t.h.targets {
+		return owned(t.ownerOf(key))
+	}
+	return t.ctrl[key] == "replicaset"
+}
+
+// leftBehind: the current pod of key is left behind (leftBehindState).
+func (t *truth) leftBehind(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	recs := t.keys[key]
+	last := recs[len(recs)-1]
+	return !last.deleted && t.leftBehindState(key, last.states[len(last.states)-1].state)
+}
+
+// failing: the pod of key in state st fails the check, its restarts
+// counted from baseline. A pod left behind by its controller never does.
+func (t *truth) failing(key string, st stateRecord, baseline int32) bool {
+	if st.state == terminating || t.leftBehindState(key, st.state) {
+		return false
+	}
+	return st.state == crashLooping || st.state == failedPhase || st.state == evicted ||
 		t.h.maxRestarts != check.Unset && st.restarts-baseline > int32(t.h.maxRestarts)
 }
 
@@ -153,7 +190,7 @@ func (t *truth) noteFailures() {
 		if isSentinel(key) || last.deleted || !t.judged(key) || t.spared(key, last) {
 			continue
 		}
-		if t.failing(last.states[len(last.states)-1], last.states[0].restarts) {
+		if t.failing(key, last.states[len(last.states)-1], last.states[0].restarts) {
 			t.failed = true
 		}
 	}
@@ -168,7 +205,9 @@ func (t *truth) rolloutStatus() map[string]rolloutStatus {
 		last := recs[len(recs)-1]
 		o := t.ownerOf(key)
 		st := last.states[len(last.states)-1].state
-		if last.deleted || st == terminating || t.current[o] == 0 {
+		// Their controllers count active pods only: not being deleted, not
+		// Failed (a pod left behind is replaced, see leftBehindState).
+		if last.deleted || st == terminating || st == failedPhase || st == evicted || t.current[o] == 0 {
 			continue
 		}
 		s := out[o]
@@ -489,6 +528,7 @@ func checkRun(r *result) []string {
 	bad = append(bad, r.checkPrintErrors()...)
 	bad = append(bad, r.checkOnce(all)...)
 	bad = append(bad, r.checkForeign()...)
+	bad = append(bad, r.checkLeftBehind()...)
 	return append(bad, r.checkVerdict()...)
 }
 
@@ -693,9 +733,13 @@ func (r *result) checkVerdict() []string {
 //   - a pod fails it when it shows CrashLoopBackOff or phase Failed, or
 //     (--max-restarts N) its container restarted more than N times since
 //     the run first saw it (since its creation for a pod that appeared
-//     later); pods being deleted never fail it;
+//     later); pods being deleted never fail it, nor do pods in phase
+//     Failed whose controller is a ReplicaSet, StatefulSet or DaemonSet,
+//     which replaces them (left behind: not judged, not counted, except
+//     by --until gone, which waits for them);
 //   - --until ready is met when every counted pod (pods being deleted
-//     aside) is ready and at least --min-pods are counted (when not given,
+//     and pods left behind aside) is ready and at least --min-pods are
+//     counted (when not given,
 //     1; with targets, 0: each target's rule says how many it wants);
 //   - --until gone is met when no pod is left, being deleted or not, and
 //     --min-pods does not change that.
@@ -730,8 +774,11 @@ func (r *result) finalVerdictIn(c int) (failed, met bool) {
 		}
 		present++
 		st := last.states[len(last.states)-1]
-		if t.failing(st, r.baseline(last)) && !t.spared(key, last) {
+		if t.failing(key, st, r.baseline(last)) && !t.spared(key, last) {
 			failed = true
+		}
+		if r.h.until != "gone" && t.leftBehindState(key, st.state) {
+			continue // neither counted nor judged; gone waits for it
 		}
 		switch st.state {
 		case terminating:
@@ -832,6 +879,28 @@ func (r *result) checkForeign() []string {
 			bad = append(bad, fmt.Sprintf("%s (%d incarnations) named %d times", key, len(recs), n))
 		case n == 0 && !recs[len(recs)-1].deleted && (r.settled || r.h.once):
 			bad = append(bad, fmt.Sprintf("%s matches %s but is never named", key, kind))
+		}
+	}
+	return bad
+}
+
+// checkLeftBehind: a check (other than --until gone) names on stderr each
+// pod its controller left behind, and no other; each still there at the
+// end has been named.
+func (r *result) checkLeftBehind() []string {
+	var bad []string
+	for key, recs := range r.truth.keys {
+		note := regexp.MustCompile(`(?m)^podsync: (context c\d: )?pod ` + regexp.QuoteMeta(key) + ` .* and replaced by its (ReplicaSet|StatefulSet|DaemonSet) \S+; not judged$`)
+		named := note.MatchString(r.stderr)
+		last := recs[len(recs)-1]
+		final := !last.deleted && r.truth.leftBehindState(key, last.states[len(last.states)-1].state)
+		switch {
+		case named && !r.truth.leftEver[key]:
+			bad = append(bad, fmt.Sprintf("%s is named as left behind, but never was", key))
+		case named && (!r.h.check || r.h.until == "gone"):
+			bad = append(bad, fmt.Sprintf("%s is named as left behind by a run that does not judge it", key))
+		case !named && final && r.h.check && r.h.until != "gone" && !r.early && (r.settled || r.h.once) && r.truth.judged(key):
+			bad = append(bad, fmt.Sprintf("%s is left behind by its controller at the end, but never named", key))
 		}
 	}
 	return bad

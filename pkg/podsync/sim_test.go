@@ -443,11 +443,14 @@ const (
 	succeeded
 	failedPhase
 	terminating
+	// evicted: Failed as a kubelet leaves a pod it evicted for node
+	// pressure; a pod its controller replaces is then left behind.
+	evicted
 	numStates
 )
 
 func (st podState) String() string {
-	return [...]string{"creating", "ready", "not-ready", "crash-loop", "succeeded", "failed", "terminating"}[st]
+	return [...]string{"creating", "ready", "not-ready", "crash-loop", "succeeded", "failed", "terminating", "evicted"}[st]
 }
 
 // newSimPod builds a pod in state st; inc tells its incarnation.
@@ -490,13 +493,19 @@ func setState(p *corev1.Pod, st podState) {
 	case failedPhase:
 		p.Status.Phase = corev1.PodFailed
 		cs.State.Terminated = &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}
+	case evicted:
+		p.Status.Phase = corev1.PodFailed
+		p.Status.Reason = "Evicted"
+		p.Status.Message = "The node was low on resource: memory. "
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "TerminationByKubelet"}}
+		cs.State.Terminated = &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 137}
 	case terminating:
 		p.Status.Phase, ready, cs.Ready = corev1.PodRunning, corev1.ConditionTrue, true
 		cs.State.Running = &corev1.ContainerStateRunning{}
 		now := metav1.NewTime(time.Date(2026, 12, 3, 10, 5, 0, 0, time.UTC))
 		p.DeletionTimestamp = &now
 	}
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: ready})
 	p.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
 	p.Annotations["state"] = st.String()
 	delete(p.Annotations, "printable")

@@ -49,6 +49,9 @@ var modelTargets = []check.Target{
 
 func (h *history) ownerText(k, rev int) string {
 	if !h.targets {
+		if c := h.controllers[k]; c != "" {
+			return " (of a " + c + ")"
+		}
 		return ""
 	}
 	o := h.owners[k]
@@ -60,6 +63,17 @@ func (h *history) ownerText(k, rev int) string {
 
 // owned: the pods of key belong to a target.
 func owned(owner string) bool { return owner != "" && !strings.HasPrefix(owner, "foreign") }
+
+// controlledBy makes p a pod of a ReplicaSet or a Job (controllers,
+// without targets), without labels that would make it any workload's.
+func controlledBy(p *corev1.Pod, controller string) {
+	yes := true
+	ref := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "sim-rs", UID: "uid-sim-rs", Controller: &yes}
+	if controller == "job" {
+		ref = metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "sim-job", UID: "uid-sim-job", Controller: &yes}
+	}
+	p.OwnerReferences = []metav1.OwnerReference{ref}
+}
 
 // decorate makes p a pod of owner at revision rev.
 func decorate(p *corev1.Pod, owner string, rev int) {
