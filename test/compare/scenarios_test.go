@@ -14,7 +14,7 @@ import (
 // healthy` beside `kubectl wait --for=condition=...`.
 func scenarios() []scenario {
 	var all []scenario
-	for _, family := range [][]scenario{deployments(), fixForward(), statefulSets(), daemonSets(), jobs(), gone(), manifests(), selectors()} {
+	for _, family := range [][]scenario{deployments(), fixForward(), statefulSets(), daemonSets(), jobs(), gone(), manifests(), selectors(), evictions()} {
 		all = append(all, family...)
 	}
 	return all
