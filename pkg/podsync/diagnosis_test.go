@@ -197,3 +197,37 @@ func TestCheckDropsAFailingLog(t *testing.T) {
 	}
 	t.Logf("verdict and summary after %s with a failing pods/log (%d attempts)", took, api.logs.Load())
 }
+
+// No verdict depends on a pod its controller left behind (evicted, a
+// ReplicaSet's): a check does not fetch its logs, and names it once.
+func TestLeftBehindIsNotDiagnosed(t *testing.T) {
+	api := &logAPI{logReply: func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("killed\n")) }}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, stderr := runConfig(t, "ready", "name")
+	cfg.LogLines, cfg.Timeout = 10, 500*time.Millisecond
+	s := newSim(false)
+	left := newSimPod("a", "web-1", 1, evicted, "")
+	controlledBy(left, "replicaset")
+	s.put(left)
+	s.put(newSimPod("a", "slow", 1, runningNotReady, ""))
+	out := podsync.Run(context.Background(), cfg, podsync.Cluster{Clients: &podsync.Clients{Kube: cs}, Source: s.source()})
+	if out.ExitCode() != podsync.ExitNotMet {
+		t.Fatalf("exit %d, want 3\n%s", out.ExitCode(), stderr)
+	}
+	if n := api.logs.Load(); n != 0 {
+		t.Errorf("%d log requests, want none: the only failed pod is left behind", n)
+	}
+	for _, want := range []string{
+		"podsync: pod a/web-1 was evicted and replaced by its ReplicaSet sim-rs; not judged\n",
+		"Replaced: 1 evicted pod left behind, replaced, not judged: a/web-1\n",
+	} {
+		if strings.Count(stderr.String(), want) != 1 {
+			t.Errorf("stderr does not hold once %q\n%s", want, stderr)
+		}
+	}
+}
