@@ -58,7 +58,9 @@ func evictions() []scenario {
 	set.during = func(t *testing.T, ns string) {
 		endPod(t, ns, "db", harness.Evicted, func(p *corev1.Pod) bool { return isReadyPod(p) && runs(p, image("db", 2)) })
 	}
-	set.stderr = named("evicted", "StatefulSet")
+	// No stderr line is required: the StatefulSet controller deletes a
+	// Failed pod at once, and a run whose worker takes the pod only then
+	// sees it being deleted, which is judged the same way (not at all).
 
 	bare := scenario{
 		name: "bare pod evicted: no controller replaces it",
