@@ -1,14 +1,17 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 )
@@ -128,7 +131,21 @@ func (o *Options) endUnprepared(cause error, doing string, took time.Duration) e
 	}
 	_ = sum.WriteText(o.ErrOut)
 	if o.printFlags != nil && o.printFlags.OutputFormat != nil && *o.printFlags.OutputFormat == "json" {
-		_ = sum.WriteJSON(o.ErrOut)
+		writeJSONSummary(o.ErrOut, sum)
 	}
 	return outcomeError(out)
+}
+
+// writeJSONSummary writes the JSON summary on stderr. Under GitHub Actions
+// stderr defuses text, which would make the JSON invalid: it is defused as
+// JSON instead (text.DefuseJSON), which decodes to the same values.
+func writeJSONSummary(w io.Writer, sum check.Summary) {
+	d, ok := w.(*text.DefusedWriter)
+	if !ok {
+		_ = sum.WriteJSON(w)
+		return
+	}
+	var b bytes.Buffer
+	_ = sum.WriteJSON(&b)
+	_, _ = d.Raw.Write(text.DefuseJSON(b.Bytes()))
 }
