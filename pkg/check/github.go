@@ -23,6 +23,13 @@ func (s Summary) WriteAnnotations(w io.Writer) error {
 		p := &s.Unsatisfied[i]
 		fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(text.Escape(annotationTitle(p))), escapeData(text.Escape(annotationBody(p))))
 	}
+	// A target whose own rule failed (a custom resource's Failed status,
+	// a Job's BackoffLimitExceeded) may have no pod to blame.
+	for _, t := range s.Targets {
+		if t.Verdict == TargetFailed {
+			fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(t.label()+": failed"), escapeData(t.reasonText()))
+		}
+	}
 	// A context that could not be used fails the check with no pod to
 	// blame: it gets its own annotation.
 	for _, c := range s.Contexts {

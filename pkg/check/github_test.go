@@ -200,3 +200,32 @@ func TestWriteMarkdownBounded(t *testing.T) {
 		}
 	}
 }
+
+// A target whose own rule failed gets an annotation of its own, even with
+// no pod to blame, and the job summary lists every target's verdict.
+func TestTargetsInAnnotationsAndMarkdown(t *testing.T) {
+	sum := Summary{Verdict: "failed", ExitCode: 4, Targets: []TargetSummary{
+		{APIVersion: "cert-manager.io/v1", Kind: "Certificate", Namespace: "shop", Name: "web-tls", Verdict: TargetFailed,
+			Reason: "Issuing: the ACME order failed ::error::x", Rule: "kstatus"},
+		{Kind: "Deployment", Namespace: "shop", Name: "web", Verdict: TargetMet, Reason: "rolled out 2/2"},
+	}}
+	var b bytes.Buffer
+	if err := sum.WriteAnnotations(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "::error title=certificate.cert-manager.io/web-tls%3A failed::Issuing: the ACME order failed ::error::x (kstatus)\n"
+	if b.String() != want {
+		t.Errorf("annotations:\n%q\nwant\n%q", b.String(), want)
+	}
+	b.Reset()
+	if err := sum.WriteMarkdown(&b, MaxMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{"| target | verdict | reason |",
+		"| certificate.cert-manager.io/web-tls | failed | Issuing: the ACME order failed ::error::x \\(kstatus\\) |",
+		"| deployment/web | met | rolled out 2/2 |"} {
+		if !strings.Contains(b.String(), row) {
+			t.Errorf("job summary has no %q:\n%s", row, b.String())
+		}
+	}
+}

@@ -36,7 +36,8 @@ func (s Summary) WriteMarkdown(w io.Writer, limit int) error {
 		fmt.Fprintf(&b, "Replaced: %s\n\n", mdText(l))
 	}
 	room := limit - noteRoom
-	cut := s.writeMarkdownPods(&b, room)
+	cut := writeMarkdownTargets(&b, s.Targets, room/2)
+	cut += s.writeMarkdownPods(&b, room)
 	for i := range s.Unsatisfied {
 		cut += writeMarkdownLogs(&b, &s.Unsatisfied[i], room)
 	}
@@ -47,6 +48,26 @@ func (s Summary) WriteMarkdown(w io.Writer, limit int) error {
 		return fmt.Errorf("writing the job summary: %w", err)
 	}
 	return nil
+}
+
+// writeMarkdownTargets writes a table of the targets and their verdicts,
+// the rows that fit in room (a manifest may hold thousands of objects);
+// it returns how many did not.
+func writeMarkdownTargets(b *strings.Builder, targets []TargetSummary, room int) int {
+	if len(targets) == 0 {
+		return 0
+	}
+	b.WriteString("| target | verdict | reason |\n|---|---|---|\n")
+	for i, t := range targets {
+		row := fmt.Sprintf("| %s | %s | %s |\n", mdText(t.label()), mdText(t.Verdict), mdText(t.reasonText()))
+		if b.Len()+len(row) > room {
+			b.WriteString("\n")
+			return len(targets) - i
+		}
+		b.WriteString(row)
+	}
+	b.WriteString("\n")
+	return 0
 }
 
 // writeMarkdownPods writes the table of unsatisfied pods, the rows that

@@ -252,21 +252,7 @@ func writeTargets(b *strings.Builder, targets []TargetSummary) {
 		if i == 0 {
 			label = "Targets:  "
 		}
-		name := KindName(t.APIVersion, t.Kind) + "/" + t.Name
-		if t.ShowNamespace {
-			name += " -n " + t.Namespace
-		}
-		if t.Context != "" {
-			name += " --context " + t.Context
-		}
-		// A target's name comes from the command line or a manifest,
-		// which need not be the user's own: it is escaped like cluster text.
-		name = text.Escape(name)
-		reason := t.Reason
-		if t.Rule != "" {
-			reason += " (" + t.Rule + ")"
-		}
-		reason = text.SafeLine(reason, maxTextLen)
+		name, reason := t.label(), t.reasonText()
 		switch t.Verdict {
 		case TargetMet:
 			fmt.Fprintf(b, "%s%s: %s in %s\n", label, name, reason,
@@ -275,4 +261,28 @@ func writeTargets(b *strings.Builder, targets []TargetSummary) {
 			fmt.Fprintf(b, "%s%s: %s: %s\n", label, name, t.Verdict, reason)
 		}
 	}
+}
+
+// label names the target as the summary lines do: deployment/web, with
+// -n and --context where they are needed to tell targets apart. A
+// target's name comes from the command line or a manifest, which need
+// not be the user's own: it is escaped like cluster text.
+func (t TargetSummary) label() string {
+	name := KindName(t.APIVersion, t.Kind) + "/" + t.Name
+	if t.ShowNamespace {
+		name += " -n " + t.Namespace
+	}
+	if t.Context != "" {
+		name += " --context " + t.Context
+	}
+	return text.SafeLine(name, 0)
+}
+
+// reasonText is the target's reason, with the rule that decided it.
+func (t TargetSummary) reasonText() string {
+	reason := t.Reason
+	if t.Rule != "" {
+		reason += " (" + t.Rule + ")"
+	}
+	return text.SafeLine(reason, maxTextLen)
 }
