@@ -26,17 +26,21 @@ func (o *Options) gitHubActions() (*podsync.GitHubActions, error) {
 	if o.getenv("GITHUB_ACTIONS") != "true" {
 		return nil, nil
 	}
-	var b [16]byte
+	// The runner reads stdout and stderr on threads of their own: a token
+	// one stream shows must not end the pause of the other.
+	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("a token for GitHub Actions: %w", err)
 	}
-	return &podsync.GitHubActions{Token: hex.EncodeToString(b[:]), StepSummary: o.getenv("GITHUB_STEP_SUMMARY")}, nil
+	return &podsync.GitHubActions{Token: hex.EncodeToString(b[:16]), StdoutToken: hex.EncodeToString(b[16:]),
+		StepSummary: o.getenv("GITHUB_STEP_SUMMARY")}, nil
 }
 
-// stopToken is gh's ::stop-commands:: token, "" outside GitHub Actions.
+// stopToken is gh's ::stop-commands:: token for stdout, "" outside GitHub
+// Actions.
 func stopToken(gh *podsync.GitHubActions) string {
 	if gh == nil {
 		return ""
 	}
-	return gh.Token
+	return gh.StdoutToken
 }

@@ -31,7 +31,10 @@ func TestGitHubActions(t *testing.T) {
 	if a.Token == b.Token {
 		t.Error("two runs got the same stop-commands token")
 	}
-	if stopToken(nil) != "" || stopToken(a) != a.Token {
-		t.Error("stopToken")
+	if len(a.StdoutToken) != 32 || a.StdoutToken == a.Token {
+		t.Errorf("stdout and stderr share a token, or it is short: %q, %q", a.StdoutToken, a.Token)
+	}
+	if stopToken(nil) != "" || stopToken(a) != a.StdoutToken {
+		t.Error("stopToken is not stdout's")
 	}
 }

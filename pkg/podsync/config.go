@@ -91,12 +91,13 @@ type Config struct {
 }
 
 // GitHubActions is what a run does for GitHub Actions: text from the
-// cluster between ::stop-commands::Token and ::Token::, an ::error
-// annotation per pod a failed check explains, and the summary appended
-// to StepSummary (a file; "" for none) as Markdown.
+// cluster between ::stop-commands::Token and ::Token:: on stderr (and
+// StdoutToken on stdout), an ::error annotation per pod a failed check
+// explains, and the summary appended to StepSummary (a file; "" for none)
+// as Markdown.
 type GitHubActions struct {
-	Token       string
-	StepSummary string
+	Token, StdoutToken string
+	StepSummary        string
 }
 
 // Scope says which pods of each cluster match.

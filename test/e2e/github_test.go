@@ -140,12 +140,31 @@ func TestGitHubNoCommandFromTheCluster(t *testing.T) {
 			if !strings.Contains(r.Stdout+r.Stderr, "add-mask]Reason") {
 				t.Errorf("%s: the waiting reason is nowhere in the output\n%s", what, r)
 			}
+			sharedToken(t, what, r.Stdout, r.Stderr)
 			switch format {
 			case "json":
 				checkDecoded(t, strings.Split(strings.TrimSpace(r.Stdout), "\n"), r.Stdout, diagnose)
 			case "yaml":
 				checkDecoded(t, strings.Split(r.Stdout, "---\n"), r.Stdout, diagnose)
 			}
+		}
+	}
+}
+
+// sharedToken fails when stdout and stderr pause commands with the same
+// token: the runner reads the two pipes apart, so a token seen on one
+// could end the pause of the other.
+func sharedToken(t *testing.T, what, stdout, stderr string) {
+	t.Helper()
+	re := regexp.MustCompile(`::stop-commands::([0-9a-f]+)`)
+	tokens := map[string]bool{}
+	for _, m := range re.FindAllStringSubmatch(stdout, -1) {
+		tokens[m[1]] = true
+	}
+	for _, m := range re.FindAllStringSubmatch(stderr, -1) {
+		if tokens[m[1]] {
+			t.Errorf("%s: stdout and stderr share the stop-commands token %s", what, m[1])
+			return
 		}
 	}
 }
