@@ -30,6 +30,7 @@ var fuzzFormats = [][]string{nil, {"-o", "wide"}, {"-o", "json"}, {"-o", "yaml"}
 func FuzzGitHubOutput(f *testing.F) {
 	f.Add("##[error]a", "::add-mask::b", "x\n  ::error::c", "#\u200b#[stop-commands]d")
 	f.Add("\r::error::e", "\u2003::warning::f", ":\u200b:error::g", "###[ERROR]h")
+	f.Add("web\n::add-mask::x", "prod\r\n::error::y", "ops@example.com ##[group]z", "0/3 nodes\n##[endgroup]")
 	f.Fuzz(func(t *testing.T, a, b, c, d string) {
 		msgs := fuzzMessages(a, b, c, d)
 		for _, args := range fuzzFormats {
@@ -100,15 +101,21 @@ func fuzzRender(t *testing.T, args []string, msgs []message.Message) string {
 func fuzzSummary(t *testing.T, a, b, c, d string) {
 	sum := check.Summary{Verdict: "failed", ExitCode: 4, Reason: a, Unsatisfied: []check.PodExplanation{{
 		Namespace: "shop", Name: "web-1", Phase: b, Reason: c, Message: d,
-		Containers: []check.ContainerExplanation{{Name: a, State: "waiting", Reason: b, Message: c, Logs: &check.LogTail{Lines: []string{a, b, c, d}}}},
-		Events:     []check.EventExplanation{{Type: "Warning", Reason: c, Message: d, Count: 1}},
-	}}}
+		Containers:    []check.ContainerExplanation{{Name: a, State: "waiting", Reason: b, Message: c, Logs: &check.LogTail{Lines: []string{a, b, c, d}}}},
+		Events:        []check.EventExplanation{{Type: "Warning", Reason: c, Message: d, Count: 1}},
+		Unschedulable: d,
+	}},
+		Targets:  []check.TargetSummary{{Kind: "Deployment", Namespace: "shop", Name: a, Verdict: check.TargetFailed, Reason: b, Rule: c}},
+		Contexts: []check.ContextSummary{{Name: b, Verdict: "failed", Reason: "unavailable: " + d}, {Name: c, Verdict: "met"}},
+	}
+	sum.SchedulingReason()
 	var report, out strings.Builder
 	_ = sum.WriteText(&report)
 	out.WriteString(check.StopCommands("TOKEN", text.Defuse(report.String())))
 	_ = sum.WriteAnnotations(&out)
 	for _, cmd := range ghrunner.Strict(out.String()) {
-		own := cmd.Line == "::stop-commands::TOKEN" || strings.HasPrefix(cmd.Line, "::error title=pod shop/web-1")
+		own := cmd.Line == "::stop-commands::TOKEN" || strings.HasPrefix(cmd.Line, "::error title=pod shop/web-1") ||
+			strings.HasPrefix(cmd.Line, "::error title=deployment/") || strings.HasPrefix(cmd.Line, "::error title=context ")
 		if !own {
 			t.Fatalf("summary: the runner runs %q from %q", cmd.Name, cmd.Line)
 		}
