@@ -55,6 +55,13 @@ func certificateLike(conds ...any) *unstructured.Unstructured {
 	return object("cert-manager.io/v1", "Certificate", 1, m{"conditions": conds})
 }
 
+// withConditionGeneration is a Certificate-like object at generation gen
+// with one condition that carries its own observedGeneration.
+func withConditionGeneration(gen int64, c m, observed int64) *unstructured.Unstructured {
+	c["observedGeneration"] = observed
+	return object("cert-manager.io/v1", "Certificate", gen, m{"conditions": []any{c}})
+}
+
 // conventional follows kstatus's conventions: a numeric observedGeneration
 // and the abnormal-true Reconciling and Stalled conditions.
 func conventional(generation, observed int64, conds ...any) *unstructured.Unstructured {

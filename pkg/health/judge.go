@@ -21,6 +21,9 @@ type Discovery struct {
 	// HasStatus: the kind serves a status subresource (discovery lists
 	// "<resource>/status").
 	HasStatus bool
+	// StatusInSchema: the kind's schema declares a status field, so its
+	// controller writes one, with or without a status subresource.
+	StatusInSchema bool
 }
 
 // What decided a verdict, besides a health rule's label.
@@ -35,13 +38,16 @@ const (
 //
 // A health rule for the object's group and kind decides alone. Without
 // one, kstatus's Compute decides: Current is met, InProgress and
-// Terminating wait, Failed fails with the object's message. A custom
-// resource whose status gives kstatus nothing to go on (kstatus's
-// fallback "Resource is current": no Ready, Reconciling or Stalled
-// condition and no numeric status.observedGeneration), or a status
+// Terminating wait, Failed fails with the object's message. Either reads
+// only the conditions of the object's current generation (see Fresh).
+// A custom resource that kstatus calls current for lack of anything to go
+// on (its fallback "Resource is current": no Ready condition, no
+// Reconciling or Stalled condition; a status.observedGeneration equal to
+// the generation only says the controller saw the spec), or whose status
 // kstatus cannot read, waits with a message that says what is missing
 // and asks for a health rule, except an object with no status whose kind
-// has no status subresource: it is met once it exists.
+// can have none (no status subresource, no status in its schema): it is
+// met once it exists.
 func (rs *Rules) Judge(obj *unstructured.Unstructured, d Discovery) check.Rollout {
 	if obj == nil {
 		return check.Rollout{State: check.Pending, Message: "does not exist (yet)", Rule: RuleExists}
@@ -65,11 +71,13 @@ func (r *rule) judge(obj *unstructured.Unstructured) check.Rollout {
 		out.Message = msg
 		return out
 	}
+	// A condition of an older generation is not seen by the expressions.
+	fresh, _ := Fresh(obj)
 	for _, e := range r.exprs {
 		if e == nil {
 			continue
 		}
-		val, _, err := e.prog.Eval(obj.Object)
+		val, _, err := e.prog.Eval(fresh.Object)
 		if err != nil {
 			out.Message = fmt.Sprintf("its %s expression cannot be evaluated on it (%s): %s; the rule waits until it can",
 				e.field, oneLine(err.Error()), short(e.src))
@@ -148,10 +156,12 @@ func short(src string) string {
 	return s
 }
 
-// judgeKstatus judges obj by kstatus's conventions.
+// judgeKstatus judges obj by kstatus's conventions, over the conditions
+// that speak of its current generation (see Fresh).
 func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, d Discovery) check.Rollout {
 	out := check.Rollout{State: check.Pending, Rule: RuleKstatus}
-	res, err := status.Compute(obj)
+	fresh, stale := Fresh(obj)
+	res, err := status.Compute(fresh)
 	if err != nil {
 		if d.BuiltIn {
 			out.Message = "kstatus cannot compute its status: " + oneLine(err.Error())
@@ -166,14 +176,11 @@ func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, d Discove
 			out.Message = why
 			return out
 		}
-		if !d.BuiltIn && silent(obj) {
-			if !hasStatus(obj) && !d.HasStatus {
+		if !d.BuiltIn && fallback(fresh) {
+			if !hasStatus(obj) && !d.HasStatus && !d.StatusInSchema {
 				return check.Rollout{State: check.Met, Message: "exists; its kind has no status", Rule: RuleExists}
 			}
-			out.Message = missing(obj) + ": podsync cannot tell when it is ready; " + hint(gk)
-			if !hasStatus(obj) {
-				out.Message = "it has no status yet: podsync waits for a Ready, Reconciling or Stalled condition or a numeric observedGeneration; if its controller never writes one, " + hint(gk)
-			}
+			out.Message = missing(fresh, stale, gk)
 			return out
 		}
 		out.State, out.Message = check.Met, res.Message
@@ -205,43 +212,120 @@ func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, d Discove
 				}
 			}
 		}
+		if len(stale) > 0 {
+			out.Message += "; " + staleNote(obj, stale)
+		}
 	}
 	return out
 }
 
-// conventionConditions are the condition types kstatus understands on any
-// kind.
-var conventionConditions = []string{"Ready", string(status.ConditionReconciling), string(status.ConditionStalled)}
-
-// silent tells that kstatus reached its fallback for lack of anything to
-// go on: no Ready, Reconciling or Stalled condition (whatever its status)
-// and no numeric status.observedGeneration.
-func silent(obj *unstructured.Unstructured) bool {
+// fallback tells that kstatus called a custom resource current for lack
+// of anything to go on ("Resource is current"): for a kind without
+// kstatus's own rules, Compute is Current either on a Ready=True
+// condition or on that fallback. A Reconciling or Stalled condition that
+// is present (False: Current would not come otherwise) is kstatus's own
+// convention for "reconciled", and counts.
+func fallback(obj *unstructured.Unstructured) bool {
 	st, _ := obj.Object["status"].(map[string]any)
-	if _, ok := st["observedGeneration"].(int64); ok {
-		return false
-	}
-	for _, t := range conditionTypes(st) {
-		for _, c := range conventionConditions {
-			if t == c {
+	for _, c := range conditionsOf(st) {
+		switch c.typ {
+		case "Ready":
+			if c.status == "True" {
 				return false
 			}
+		case string(status.ConditionReconciling), string(status.ConditionStalled):
+			return false
 		}
 	}
 	return true
 }
 
-// conditionTypes are the types of status.conditions, in order.
-func conditionTypes(st map[string]any) []string {
+// condition is what a verdict says of one entry of status.conditions.
+type condition struct {
+	typ, status, reason, message string
+	// observed is the condition's own observedGeneration; has says it
+	// carries one (a number).
+	observed int64
+	has      bool
+}
+
+// conditionsOf reads status.conditions; entries without a type are left
+// out.
+func conditionsOf(st map[string]any) []condition {
 	list, _ := st["conditions"].([]any)
-	var out []string
-	for _, c := range list {
-		m, _ := c.(map[string]any)
-		if t, ok := m["type"].(string); ok && t != "" {
-			out = append(out, t)
+	var out []condition
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		c := condition{}
+		c.typ, _ = m["type"].(string)
+		if c.typ == "" {
+			continue
 		}
+		c.status, _ = m["status"].(string)
+		c.reason, _ = m["reason"].(string)
+		c.message, _ = m["message"].(string)
+		c.observed, c.has = m["observedGeneration"].(int64)
+		out = append(out, c)
 	}
 	return out
+}
+
+// String is "Type=Status (Reason: message)", the message cut short.
+func (c condition) String() string {
+	s := c.typ + "=" + c.status
+	detail := strings.TrimPrefix(c.reason+": "+short(c.message), ": ")
+	detail = strings.TrimSuffix(detail, ": ")
+	if detail != "" {
+		s += " (" + detail + ")"
+	}
+	return s
+}
+
+// Fresh is obj without the conditions that speak of an older generation:
+// a condition that carries its own observedGeneration counts only when it
+// is metadata.generation, as kubectl wait --for=condition reads it (a
+// cert-manager Certificate keeps the previous spec's Ready=True until
+// its controller has looked at the new one). stale are the conditions
+// left out. obj itself is returned, never changed, when none is stale;
+// else a copy.
+func Fresh(obj *unstructured.Unstructured) (*unstructured.Unstructured, []condition) {
+	gen, ok := obj.Object["metadata"].(map[string]any)["generation"].(int64)
+	st, _ := obj.Object["status"].(map[string]any)
+	if !ok || st == nil {
+		return obj, nil
+	}
+	var stale []condition
+	for _, c := range conditionsOf(st) {
+		if c.has && c.observed != gen {
+			stale = append(stale, c)
+		}
+	}
+	if len(stale) == 0 {
+		return obj, nil
+	}
+	cp := obj.DeepCopy()
+	cst := cp.Object["status"].(map[string]any)
+	list, _ := cst["conditions"].([]any)
+	kept := make([]any, 0, len(list))
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		if g, has := m["observedGeneration"].(int64); has && g != gen {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	cst["conditions"] = kept
+	return cp, stale
+}
+
+// staleNote says which conditions were left out as older than obj's
+// generation.
+func staleNote(obj *unstructured.Unstructured, stale []condition) string {
+	parts := make([]string, 0, len(stale))
+	for _, c := range stale {
+		parts = append(parts, fmt.Sprintf("%s=%s is for generation %d", c.typ, c.status, c.observed))
+	}
+	return fmt.Sprintf("%s, not the current %d (not counted until its controller reports on it)", strings.Join(parts, ", "), obj.GetGeneration())
 }
 
 // hasStatus tells that obj has a status with something in it.
@@ -250,13 +334,29 @@ func hasStatus(obj *unstructured.Unstructured) bool {
 	return ok && len(st) > 0
 }
 
-// missing says what a custom resource's status lacks for kstatus.
-func missing(obj *unstructured.Unstructured) string {
-	st, _ := obj.Object["status"].(map[string]any)
-	if types := conditionTypes(st); len(types) > 0 {
-		return fmt.Sprintf("its status has conditions %s but no Ready, Reconciling or Stalled condition and no numeric observedGeneration", strings.Join(types, ", "))
+// missing says why a custom resource at kstatus's fallback waits: what
+// its status lacks, what it holds, and what would decide.
+func missing(fresh *unstructured.Unstructured, stale []condition, gk schema.GroupKind) string {
+	if !hasStatus(fresh) {
+		return "it has no status yet: podsync waits for a Ready condition (or kstatus's Reconciling and Stalled); if its controller never writes one, " + hint(gk)
 	}
-	return "its status has no Ready, Reconciling or Stalled condition and no numeric observedGeneration"
+	st, _ := fresh.Object["status"].(map[string]any)
+	conds := conditionsOf(st)
+	parts := []string{"no Ready condition"}
+	if len(conds) == 0 && len(stale) == 0 {
+		parts[0] = "no conditions"
+	}
+	if len(stale) > 0 {
+		parts = append(parts, staleNote(fresh, stale))
+	}
+	if len(conds) > 0 {
+		list := make([]string, 0, len(conds))
+		for _, c := range conds {
+			list = append(list, c.String())
+		}
+		parts = append(parts, "conditions: "+strings.Join(list, ", "))
+	}
+	return strings.Join(parts, "; ") + `: kstatus's fallback "Resource is current" is no verdict, podsync cannot tell when it is ready; ` + hint(gk)
 }
 
 // unreadable says what kstatus cannot read in obj's status.

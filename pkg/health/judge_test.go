@@ -63,10 +63,10 @@ func sideBySideCases() []sideBySide {
 			discovery: customKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "Issuing certificate as Secret does not exist"},
 		{name: "Certificate-like Issuing, no Ready yet", obj: certificateLike(cond("Issuing", "True", "DoesNotExist", "")),
 			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true,
-			msg: "its status has conditions Issuing but no Ready, Reconciling or Stalled condition and no numeric observedGeneration: podsync cannot tell when it is ready; give a health rule for Certificate.cert-manager.io (--health-rules)"},
+			msg: `no Ready condition; conditions: Issuing=True (DoesNotExist): kstatus's fallback "Resource is current" is no verdict, podsync cannot tell when it is ready; give a health rule for Certificate.cert-manager.io (--health-rules)`},
 		{name: "Certificate-like, no status yet", obj: certificateLike(),
 			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true,
-			msg: "it has no status yet: podsync waits for a Ready, Reconciling or Stalled condition or a numeric observedGeneration; if its controller never writes one, give a health rule for Certificate.cert-manager.io (--health-rules)"},
+			msg: "it has no status yet: podsync waits for a Ready condition (or kstatus's Reconciling and Stalled); if its controller never writes one, give a health rule for Certificate.cert-manager.io (--health-rules)"},
 		// kstatus's own conventions.
 		{name: "conventions: generation not observed", obj: conventional(2, 1),
 			discovery: customKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "Database generation is 2, but latest observed generation is 1"},
@@ -74,8 +74,32 @@ func sideBySideCases() []sideBySide {
 			discovery: customKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus", msg: "creating the primary"},
 		{name: "conventions: Stalled=True", obj: conventional(2, 2, cond("Stalled", "True", "QuotaExceeded", "storage quota exceeded")),
 			discovery: customKind, kstatus: "Failed", state: check.Failed, rule: "kstatus", msg: "storage quota exceeded"},
+		// An observed generation says the controller acted, not that
+		// the object is ready: kstatus's fallback is no verdict.
 		{name: "conventions: observed, no condition", obj: conventional(2, 2),
-			discovery: customKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Resource is current"},
+			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true,
+			msg: `no conditions: kstatus's fallback "Resource is current" is no verdict`},
+		{name: "Cluster API v1beta2 Cluster provisioning", obj: object("cluster.x-k8s.io/v1beta2", "Cluster", 1, m{"observedGeneration": int64(1),
+			"conditions": []any{cond("Available", "False", "NotAvailable", "* ControlPlaneAvailable: Control plane not yet initialized"), cond("InfrastructureReady", "True", "Ready", "")}}),
+			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true,
+			msg: "no Ready condition; conditions: Available=False (NotAvailable: * ControlPlaneAvailable: Control plane not yet initialized), InfrastructureReady=True (Ready)"},
+		{name: "Strimzi Kafka NotReady", obj: object("kafka.strimzi.io/v1beta2", "Kafka", 1, m{"observedGeneration": int64(1),
+			"conditions": []any{cond("NotReady", "True", "InvalidResourceException", "Unsupported Kafka.spec.kafka.version: 2.0.0")}}),
+			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true,
+			msg: "no Ready condition; conditions: NotReady=True (InvalidResourceException: Unsupported Kafka.spec.kafka.version: 2.0.0)"},
+		// A condition that carries its own observedGeneration counts only
+		// for the current generation, as kubectl wait reads it.
+		{name: "Certificate-like Ready=True of the previous generation", obj: withConditionGeneration(2, cond("Ready", "True", "Ready", "Certificate is up to date and has not expired"), 1),
+			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true,
+			msg: "no Ready condition; Ready=True is for generation 1, not the current 2"},
+		{name: "Certificate-like Ready=True of the current generation", obj: withConditionGeneration(2, cond("Ready", "True", "Ready", "ok"), 2),
+			discovery: customKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Resource is Ready"},
+		{name: "Certificate-like Ready=False of the previous generation", obj: withConditionGeneration(2, cond("Ready", "False", "Failed", "old failure"), 1),
+			discovery: customKind, kstatus: "InProgress", state: check.Pending, rule: "kstatus",
+			msg: "Ready=False is for generation 1, not the current 2"},
+		{name: "conventions: Stalled=True of the previous generation", obj: withConditionGeneration(2, cond("Stalled", "True", "QuotaExceeded", "old"), 1),
+			discovery: customKind, kstatus: "Failed", state: check.Pending, rule: "kstatus", silent: true,
+			msg: "Stalled=True is for generation 1"},
 		{name: "conventions: Reconciling=False, Stalled=False", obj: conventional(2, 2, cond("Reconciling", "False", "", ""), cond("Stalled", "False", "", "")),
 			discovery: customKind, kstatus: "Current", state: check.Met, rule: "kstatus"},
 		{name: "conventions: being deleted", obj: func() *unstructured.Unstructured {
@@ -86,6 +110,8 @@ func sideBySideCases() []sideBySide {
 		// No status at all.
 		{name: "no status, kind without status subresource", obj: statusless(),
 			discovery: customNoStatus, kstatus: "Current", state: check.Met, rule: "exists", msg: "exists; its kind has no status"},
+		{name: "no status, status in the kind's schema", obj: statusless(),
+			discovery: Discovery{StatusInSchema: true}, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true, msg: "it has no status yet"},
 		{name: "no status, kind with status subresource", obj: statusless(),
 			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Setting.config.example.com"},
 		// Built-in kinds follow kstatus exactly.
@@ -186,4 +212,19 @@ func TestJudgeReadsOnly(t *testing.T) {
 
 func equalObjects(a, b *unstructured.Unstructured) bool {
 	return fmt.Sprint(runtime.DeepCopyJSON(a.Object)) == fmt.Sprint(runtime.DeepCopyJSON(b.Object))
+}
+
+// TestRuleReadsFreshConditions: a health rule does not see a condition of
+// an older generation either.
+func TestRuleReadsFreshConditions(t *testing.T) {
+	rs := mustParse(t, `- apiVersion: cert-manager.io/v1
+  kind: Certificate
+  current: status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')
+`)
+	if v := rs.Judge(withConditionGeneration(2, cond("Ready", "True", "Ready", ""), 1), customKind); v.State != check.Pending {
+		t.Errorf("Ready=True of generation 1 at generation 2: %+v", v)
+	}
+	if v := rs.Judge(withConditionGeneration(2, cond("Ready", "True", "Ready", ""), 2), customKind); v.State != check.Met {
+		t.Errorf("Ready=True of generation 2: %+v", v)
+	}
 }
