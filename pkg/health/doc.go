@@ -82,13 +82,24 @@
 //
 // A custom resource gets kstatus's verdict unless kstatus has nothing to
 // go on. kstatus's fallback calls an object current when its status has
-// no Ready, Reconciling or Stalled condition and no numeric
-// observedGeneration: for a kind that does not follow its conventions
-// that verdict means nothing, and a wait that never ends is as wrong. So
-// such an object is pending with a message that says what its status
-// lacks and asks for a health rule, except an object with no status at
-// all whose kind has no status subresource, which is met once it exists
-// (as kstatus says). And when kstatus cannot read the status at all (an
-// observedGeneration that is a string), the object is pending with a
-// message that names the field and asks for a health rule.
+// no Ready condition and no Reconciling or Stalled condition, whatever
+// its observedGeneration: an observed generation says the controller
+// acted on the spec, not that the object is ready (a Cluster API
+// v1beta2 Cluster reports Available=False, a Strimzi Kafka NotReady=True,
+// both at their observed generation). So such an object is pending with
+// a message that says what its status lacks and holds, and asks for a
+// health rule, except an object with no status at all whose kind can
+// have none (no status subresource, no status in its schema), which is
+// met once it exists (as kstatus says). And when kstatus cannot read the
+// status at all (an observedGeneration that is a string), the object is
+// pending with a message that names the field and asks for a health rule.
+//
+// # Conditions of an older generation
+//
+// A condition that carries its own observedGeneration speaks of that
+// generation of the object: once metadata.generation has moved on, it is
+// not counted, by kstatus's verdict nor by a health rule's expressions,
+// as kubectl wait --for=condition does not count it (a cert-manager
+// Certificate keeps Ready=True of the previous spec until its controller
+// looks at the new one).
 package health
