@@ -309,6 +309,15 @@ func (rs *Rules) Kinds() []schema.GroupKind {
 	return out
 }
 
+// Label names the rule for gk as a verdict does ("health rule
+// rules.yaml#2 (Rollout.argoproj.io)"); "" when there is none.
+func (rs *Rules) Label(gk schema.GroupKind) string {
+	if rs == nil || rs.byKind[gk] == nil {
+		return ""
+	}
+	return rs.byKind[gk].label()
+}
+
 // baseEnv is the CEL environment of Flux's health checks (fluxcd/pkg
 // runtime/cel): the standard library with optional types, cross-type
 // numeric comparisons, UTC as the default time zone, and the strings,

@@ -223,6 +223,9 @@ func (w *clusterRun) watchTargets(ctx context.Context, fail context.CancelCauseF
 	}
 	w.targets = t
 	t.prefix, t.home = w.prefix(), podNamespace(cfg, c)
+	if c.Clients != nil {
+		sayUnmatchedRules(s.stderr, t.prefix, cfg.HealthRules, c.Clients.Kube.Discovery())
+	}
 	t.prepare(w.eval)
 	return nil
 }
