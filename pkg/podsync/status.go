@@ -49,6 +49,17 @@ type statusKind struct {
 	discovery health.Discovery
 	// missing says why the cluster cannot serve the target; "" when it can.
 	missing string
+	// namespaced: the kind's objects live in namespaces. A cluster-scoped
+	// object is watched as such, whatever namespace its manifest carries
+	// (kubectl apply ignores it).
+	namespaced bool
+}
+
+// builtInKind says whether tg's kind is served by Kubernetes itself (in
+// client-go's scheme) rather than by a CustomResourceDefinition.
+func builtInKind(tg check.Target) bool {
+	gv, err := schema.ParseGroupVersion(tg.APIVersion)
+	return err == nil && scheme.Scheme.Recognizes(gv.WithKind(tg.Kind))
 }
 
 // discoverKind maps a target's kind with the cluster's discovery. A kind
@@ -59,8 +70,7 @@ func discoverKind(ctx context.Context, c *Clients, tg check.Target) (statusKind,
 	if err != nil {
 		return statusKind{}, fmt.Errorf("target %s: %w", tg, err)
 	}
-	gvk := gv.WithKind(tg.Kind)
-	k := statusKind{discovery: health.Discovery{BuiltIn: scheme.Scheme.Recognizes(gvk)}}
+	k := statusKind{discovery: health.Discovery{BuiltIn: builtInKind(tg)}}
 	list, err := c.Kube.Discovery().ServerResourcesForGroupVersionWithContext(ctx, tg.APIVersion)
 	if apierrors.IsNotFound(err) {
 		k.missing = fmt.Sprintf("the cluster does not serve %s (is the CustomResourceDefinition of %s installed?)", tg.APIVersion, tg.Kind)
@@ -77,7 +87,7 @@ func discoverKind(ctx context.Context, c *Clients, tg check.Target) (statusKind,
 		case isSub:
 			subresources[name+"/"+sub] = true
 		case r.Kind == tg.Kind:
-			resource = name
+			resource, k.namespaced = name, r.Namespaced
 		}
 	}
 	if resource == "" {
@@ -116,6 +126,8 @@ func (t *targetRun) judge(tg check.Target, obj runtime.Object) check.Rollout {
 	switch {
 	case t.gone:
 		return goneRollout(u, k)
+	case k.missing != "" && !t.once:
+		return check.Rollout{State: check.Pending, Message: k.missing + "; podsync looks again every few seconds"}
 	case k.missing != "":
 		return check.Rollout{State: check.Pending, Message: k.missing}
 	}
@@ -150,7 +162,9 @@ func goneRollout(u *unstructured.Unstructured, k statusKind) check.Rollout {
 // ownsPods says whether a target's kind may have pods: a workload, a Pod,
 // or a custom resource; a built-in kind judged by its status has none.
 func (t *targetRun) ownsPods(tg check.Target) bool {
-	return !tg.Generic() || !t.kinds[tg].discovery.BuiltIn
+	// Not from t.kinds: the pod controller's workers call it while the
+	// stream learns kinds served late.
+	return !tg.Generic() || !builtInKind(tg)
 }
 
 // link is what the owner index keeps of an object that makes pods.

@@ -100,6 +100,17 @@ type targetRun struct {
 	// home is the cluster's namespace, watched for pods when no target
 	// is namespaced.
 	home string
+
+	// inform builds an informer on the cluster's connection; kinds served
+	// late get theirs from the goroutine that looks them up again (see
+	// late.go), which alone uses clients, linked and wg after start.
+	inform  func(api workloadAPI, resource, ns string, names []string, h cache.ResourceEventHandler) cache.Controller
+	clients *Clients
+	// linked are the namespaces whose owner index is kept.
+	linked map[string]bool
+	// once: --once, nothing is looked up again.
+	once bool
+	wg   *sync.WaitGroup
 }
 
 // targetState is what the stream keeps of one target.
@@ -121,6 +132,9 @@ type workloadEvent struct {
 	cluster int
 	target  check.Target
 	obj     runtime.Object
+	// served, when set, says that the cluster now serves the kind of
+	// target (only its APIVersion and Kind are set): see late.go.
+	served *statusKind
 }
 
 // workloadAPI lists and watches one kind of workload.
@@ -188,7 +202,7 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		stderr: s.stderr, uids: map[check.Target]types.UID{}, objects: map[check.Target]runtime.Object{},
 		replicaSets: map[string]*appsv1.ReplicaSet{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{},
 		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules, gone: cfg.Check.Gone(),
-		deletedOnSuccess: cfg.DeletedOnSuccess}
+		deletedOnSuccess: cfg.DeletedOnSuccess, clients: c, linked: map[string]bool{}, once: cfg.Once}
 	var groups []*watchGroup
 	byProto := map[check.Target]*watchGroup{}
 	for _, tg := range targets {
@@ -217,7 +231,7 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		}
 		byProto[g.proto].names = append(byProto[g.proto].names, tg.Name)
 	}
-	inform := func(api workloadAPI, resource, ns string, names []string, h cache.ResourceEventHandler) {
+	t.inform = func(api workloadAPI, resource, ns string, names []string, h cache.ResourceEventHandler) cache.Controller {
 		conn := &connection{ctx: ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout,
 			listOnly: cfg.Once, resource: resource, quiet: true}
 		lw := workloadListWatch(api, c, ns, names, conn)
@@ -231,10 +245,13 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 			ObjectType:    api.obj,
 			Handler:       h,
 		})
-		t.informers = append(t.informers, inf)
+		return inf
+	}
+	inform := func(api workloadAPI, resource, ns string, names []string, h cache.ResourceEventHandler) {
+		t.informers = append(t.informers, t.inform(api, resource, ns, names, h))
 	}
 	for _, g := range groups {
-		inform(g.api, g.resource, g.proto.Namespace, g.names, t.handler(g.proto))
+		inform(g.api, g.resource, g.ns, g.names, t.handler(g.proto))
 	}
 	// The revisions of the Deployments and DaemonSets: every ReplicaSet
 	// or ControllerRevision of their namespaces, a few each.
@@ -245,6 +262,7 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		inform(historyAPI, "controllerrevisions", ns, nil, t.revisionHandler("ControllerRevision"))
 	}
 	for _, ns := range t.customNamespaces() {
+		t.linked[ns] = true
 		for _, kind := range linkKinds {
 			inform(workloadAPIs[kind], strings.ToLower(kind)+"s", ns, nil, t.linkHandler(kind))
 		}
@@ -255,7 +273,10 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 // watchGroup is the targets of one kind and namespace: one informer.
 type watchGroup struct {
 	// proto is the group's targets without a name.
-	proto    check.Target
+	proto check.Target
+	// ns is the namespace watched: the targets', or none for a
+	// cluster-scoped kind.
+	ns       string
 	api      workloadAPI
 	resource string
 	names    []string
@@ -271,7 +292,7 @@ func (t *targetRun) groupOf(ctx context.Context, c *Clients, tg check.Target) (*
 		if !ok {
 			return nil, fmt.Errorf("target %s: kind %s cannot be watched", tg, tg.Kind)
 		}
-		return &watchGroup{proto: proto, api: api, resource: strings.ToLower(tg.Kind) + "s"}, nil
+		return &watchGroup{proto: proto, ns: proto.Namespace, api: api, resource: strings.ToLower(tg.Kind) + "s"}, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -289,7 +310,16 @@ func (t *targetRun) groupOf(ctx context.Context, c *Clients, tg check.Target) (*
 	if k.missing != "" {
 		return nil, nil
 	}
-	return &watchGroup{proto: proto, api: statusAPI(c, k.gvr), resource: k.gvr.GroupResource().String()}, nil
+	return statusGroup(proto, k, c), nil
+}
+
+// statusGroup is the informer group of targets judged by their status.
+func statusGroup(proto check.Target, k statusKind, c *Clients) *watchGroup {
+	g := &watchGroup{proto: proto, ns: proto.Namespace, api: statusAPI(c, k.gvr), resource: k.gvr.GroupResource().String()}
+	if !k.namespaced {
+		g.ns = ""
+	}
+	return g
 }
 
 // namespacesOf lists the namespaces of the groups of one workload kind.
@@ -348,7 +378,10 @@ func (t *targetRun) handler(proto check.Target) cache.ResourceEventHandler {
 			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 			if ns, name, err2 := cache.SplitMetaNamespaceKey(key); err == nil && err2 == nil {
 				tg := proto
-				tg.Namespace, tg.Name = ns, name
+				tg.Name = name
+				if ns != "" {
+					tg.Namespace = ns
+				}
 				t.mu.Lock()
 				t.objects[tg] = nil
 				t.mu.Unlock()
@@ -368,7 +401,12 @@ func (t *targetRun) seen(proto check.Target, obj interface{}) {
 		return
 	}
 	tg := proto
-	tg.Namespace, tg.Name = m.GetNamespace(), m.GetName()
+	tg.Name = m.GetName()
+	if ns := m.GetNamespace(); ns != "" {
+		// A cluster-scoped object keeps the namespace its manifest
+		// carries, as the target's key.
+		tg.Namespace = ns
+	}
 	ev := workloadEvent{cluster: t.cluster, target: tg, obj: o}
 	if t.byKey[ev.target] == nil {
 		return
@@ -471,6 +509,10 @@ func (t *targetRun) start(ctx context.Context, wg *sync.WaitGroup) bool {
 		return false
 	}
 	t.judgeUnseen()
+	t.wg = wg
+	if late := t.unserved(); len(late) > 0 && !t.once {
+		wg.Go(func() { t.lookAgain(ctx, late) })
+	}
 	return true
 }
 
@@ -490,6 +532,10 @@ func (t *targetRun) judgeUnseen() {
 
 // update judges a target's object as it is now, and says its note once.
 func (t *targetRun) update(ev workloadEvent, eval *check.Evaluator, stderr io.Writer) {
+	if ev.served != nil {
+		t.learnServed(ev.target, *ev.served, eval)
+		return
+	}
 	ts := t.byKey[ev.target]
 	r := t.judge(ev.target, ev.obj)
 	if ev.obj == nil && ts.seen && r.State != check.Met {

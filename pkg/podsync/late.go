@@ -1,0 +1,137 @@
+package podsync
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+)
+
+// A kind the cluster does not serve when the run starts may be served a
+// moment later: a CustomResourceDefinition applied with its objects, or
+// by a GitOps controller. While some targets' kind is missing, discovery
+// is asked again, at first after a second, then less often up to every
+// lookAgainMax; once the kind is served, the stream learns it, its
+// targets get their informers (and their namespaces an owner index), and
+// the targets the first list does not hold are judged as not there yet.
+// Each lookup reads the server's discovery anew: the clients' discovery
+// keeps no cache.
+
+// lookAgainFirst and lookAgainMax bound the wait between two lookups.
+const (
+	lookAgainFirst = time.Second
+	lookAgainMax   = 5 * time.Second
+)
+
+// unserved are the targets whose kind the cluster does not serve, by
+// kind (a Target with only APIVersion and Kind). --until gone waits for
+// none of them: an object of a kind not served cannot exist.
+func (t *targetRun) unserved() map[check.Target][]check.Target {
+	if t.gone || t.once {
+		return nil
+	}
+	out := map[check.Target][]check.Target{}
+	for _, ts := range t.list {
+		tg := ts.target
+		if k, ok := t.kinds[tg]; ok && k.missing != "" {
+			kind := check.Target{APIVersion: tg.APIVersion, Kind: tg.Kind}
+			out[kind] = append(out[kind], tg)
+		}
+	}
+	return out
+}
+
+// lookAgain asks discovery for the kinds of late until each is served or
+// ctx ends.
+func (t *targetRun) lookAgain(ctx context.Context, late map[check.Target][]check.Target) {
+	delay := lookAgainFirst
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	for len(late) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		for kind, tgs := range late {
+			k, err := discoverKind(ctx, t.clients, tgs[0])
+			if err != nil {
+				klog.V(2).Infof("podsync: %slooking up %s again: %v", t.prefix, kind.APIVersion, err)
+				continue
+			}
+			if k.missing != "" {
+				continue
+			}
+			delete(late, kind)
+			t.serve(ctx, kind, k, tgs)
+		}
+		delay = min(2*delay, lookAgainMax)
+		timer.Reset(delay)
+	}
+}
+
+// serve tells the stream that kind is served now, and watches its
+// targets.
+func (t *targetRun) serve(ctx context.Context, kind check.Target, k statusKind, tgs []check.Target) {
+	select {
+	case t.events <- workloadEvent{cluster: t.cluster, target: kind, served: &k}:
+	case <-ctx.Done():
+		return
+	}
+	klog.V(2).Infof("podsync: %sthe cluster serves %s %s now", t.prefix, kind.APIVersion, kind.Kind)
+	groups := map[check.Target]*watchGroup{}
+	var order []*watchGroup
+	for _, tg := range tgs {
+		proto := tg
+		proto.Name = ""
+		g := groups[proto]
+		if g == nil {
+			g = statusGroup(proto, k, t.clients)
+			groups[proto] = g
+			order = append(order, g)
+		}
+		g.names = append(g.names, tg.Name)
+	}
+	var synced []cache.DoneChecker
+	run := func(inf cache.Controller) {
+		t.wg.Go(func() { inf.RunWithContext(ctx) })
+		synced = append(synced, inf.HasSyncedChecker())
+	}
+	for _, g := range order {
+		run(t.inform(g.api, g.resource, g.ns, g.names, t.handler(g.proto)))
+		if ns := g.proto.Namespace; k.namespaced && !k.discovery.BuiltIn && ns != "" && !t.linked[ns] {
+			t.linked[ns] = true
+			for _, lk := range linkKinds {
+				run(t.inform(workloadAPIs[lk], strings.ToLower(lk)+"s", ns, nil, t.linkHandler(lk)))
+			}
+		}
+	}
+	if !cache.WaitFor(ctx, "", synced...) {
+		return
+	}
+	for _, tg := range tgs {
+		t.mu.RLock()
+		_, seen := t.objects[tg]
+		t.mu.RUnlock()
+		if !seen {
+			t.send(workloadEvent{cluster: t.cluster, target: tg})
+		}
+	}
+}
+
+// learnServed records, in the stream, that kind is served now: its
+// targets wait for their first list.
+func (t *targetRun) learnServed(kind check.Target, k statusKind, eval *check.Evaluator) {
+	t.discovered[kind] = k
+	for _, ts := range t.list {
+		tg := ts.target
+		if tg.Generic() && tg.APIVersion == kind.APIVersion && tg.Kind == kind.Kind {
+			t.kinds[tg] = k
+			eval.SetTarget(tg, check.Rollout{State: check.Pending, Message: "its kind is served now; listing it"})
+		}
+	}
+}
