@@ -176,7 +176,7 @@ func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, d Discove
 			out.Message = why
 			return out
 		}
-		if !d.BuiltIn && fallback(fresh) {
+		if !d.BuiltIn && status.GetLegacyConditionsFn(fresh) == nil && fallback(fresh) {
 			if !hasStatus(obj) && !d.HasStatus && !d.StatusInSchema {
 				return check.Rollout{State: check.Met, Message: "exists; its kind has no status", Rule: RuleExists}
 			}

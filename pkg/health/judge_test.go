@@ -114,6 +114,11 @@ func sideBySideCases() []sideBySide {
 			discovery: Discovery{StatusInSchema: true}, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true, msg: "it has no status yet"},
 		{name: "no status, kind with status subresource", obj: statusless(),
 			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true, msg: "give a health rule for Setting.config.example.com"},
+		// kstatus's own rule for a kind that client-go's scheme does not
+		// hold decides, not its fallback.
+		{name: "CustomResourceDefinition Established", obj: object("apiextensions.k8s.io/v1", "CustomResourceDefinition", 1,
+			m{"conditions": []any{cond("NamesAccepted", "True", "NoConflicts", ""), cond("Established", "True", "InitialNamesAccepted", "")}}),
+			discovery: customKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "CRD is established"},
 		// Built-in kinds follow kstatus exactly.
 		{name: "ConfigMap", obj: builtIn("v1", "ConfigMap", nil, nil), discovery: builtInNoSt, kstatus: "Current", state: check.Met, rule: "kstatus"},
 		{name: "Secret", obj: builtIn("v1", "Secret", nil, nil), discovery: builtInNoSt, kstatus: "Current", state: check.Met, rule: "kstatus"},

@@ -2,6 +2,7 @@ package podsync
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
@@ -96,6 +98,9 @@ func discoverKind(ctx context.Context, c *Clients, tg check.Target) (statusKind,
 	}
 	k.gvr = gv.WithResource(resource)
 	k.discovery.HasStatus = subresources[resource+"/status"]
+	if !k.discovery.BuiltIn && !k.discovery.HasStatus {
+		k.discovery.StatusInSchema = statusInSchema(c, gv, tg.Kind)
+	}
 	return k, nil
 }
 
@@ -340,4 +345,48 @@ func (t *targetRun) resendRoots(l link) {
 			t.send(workloadEvent{cluster: t.cluster, target: tg, obj: obj})
 		}
 	}
+}
+
+// statusInSchema says whether the published schema (OpenAPI v3) of a
+// kind declares a status field: a controller that writes status through
+// the main resource (a CustomResourceDefinition without the status
+// subresource, as Argo CD's Application) has one to wait for. Any
+// failure to read the schema says no, as before the question was asked.
+func statusInSchema(c *Clients, gv schema.GroupVersion, kind string) bool {
+	paths, err := c.Kube.Discovery().OpenAPIV3().Paths()
+	if err != nil {
+		klog.V(2).Infof("podsync: the OpenAPI schema of %s cannot be read: %v", gv, err)
+		return false
+	}
+	doc, ok := paths["apis/"+gv.Group+"/"+gv.Version]
+	if !ok {
+		return false
+	}
+	data, err := doc.Schema("application/json")
+	if err != nil {
+		klog.V(2).Infof("podsync: the OpenAPI schema of %s cannot be read: %v", gv, err)
+		return false
+	}
+	var spec struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+				GVK        []struct {
+					Group, Version, Kind string
+				} `json:"x-kubernetes-group-version-kind"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return false
+	}
+	for _, s := range spec.Components.Schemas {
+		for _, g := range s.GVK {
+			if g.Group == gv.Group && g.Version == gv.Version && g.Kind == kind {
+				_, has := s.Properties["status"]
+				return has
+			}
+		}
+	}
+	return false
 }
