@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -63,7 +65,7 @@ func (t *targetRun) lookAgain(ctx context.Context, late map[check.Target][]check
 				klog.V(2).Infof("podsync: %slooking up %s again: %v", t.prefix, kind.APIVersion, err)
 				continue
 			}
-			if k.missing != "" {
+			if k.missing != "" || !t.answers(ctx, k, tgs[0]) {
 				continue
 			}
 			delete(late, kind)
@@ -72,6 +74,24 @@ func (t *targetRun) lookAgain(ctx context.Context, late map[check.Target][]check
 		delay = min(2*delay, lookAgainMax)
 		timer.Reset(delay)
 	}
+}
+
+// answers reports whether the API server lists a kind that discovery
+// has just shown: the handler of a CustomResourceDefinition that was just
+// established may still answer 404 for a moment, and a first list that
+// fails ends the run.
+func (t *targetRun) answers(ctx context.Context, k statusKind, tg check.Target) bool {
+	ns := tg.Namespace
+	if !k.namespaced {
+		ns = ""
+	}
+	_, err := t.clients.Dynamic.Resource(k.gvr).Namespace(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	if apierrors.IsNotFound(err) {
+		klog.V(2).Infof("podsync: %s%s is served, but not listed yet: %v", t.prefix, k.gvr.GroupResource(), err)
+		return false
+	}
+	// Any other failure is the informer's to report, as at start.
+	return true
 }
 
 // serve tells the stream that kind is served now, and watches its
