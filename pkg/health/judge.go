@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -325,7 +326,7 @@ func staleNote(obj *unstructured.Unstructured, stale []condition) string {
 	for _, c := range stale {
 		parts = append(parts, fmt.Sprintf("%s=%s is for generation %d", c.typ, c.status, c.observed))
 	}
-	return fmt.Sprintf("%s, not the current %d (not counted until its controller reports on it)", strings.Join(parts, ", "), obj.GetGeneration())
+	return fmt.Sprintf("%s, not the current %d", strings.Join(parts, ", "), obj.GetGeneration())
 }
 
 // hasStatus tells that obj has a status with something in it.
@@ -342,6 +343,11 @@ func missing(fresh *unstructured.Unstructured, stale []condition, gk schema.Grou
 	}
 	st, _ := fresh.Object["status"].(map[string]any)
 	conds := conditionsOf(st)
+	if slices.ContainsFunc(stale, func(c condition) bool { return c.typ == "Ready" }) {
+		// Its controller does report Ready: it has not reported on this
+		// generation yet.
+		return fmt.Sprintf("%s: podsync waits for its controller to report on generation %d", staleNote(fresh, stale), fresh.GetGeneration())
+	}
 	parts := []string{"no Ready condition"}
 	if len(conds) == 0 && len(stale) == 0 {
 		parts[0] = "no conditions"

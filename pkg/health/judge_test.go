@@ -91,7 +91,7 @@ func sideBySideCases() []sideBySide {
 		// for the current generation, as kubectl wait reads it.
 		{name: "Certificate-like Ready=True of the previous generation", obj: withConditionGeneration(2, cond("Ready", "True", "Ready", "Certificate is up to date and has not expired"), 1),
 			discovery: customKind, kstatus: "Current", state: check.Pending, rule: "kstatus", silent: true,
-			msg: "no Ready condition; Ready=True is for generation 1, not the current 2"},
+			msg: "Ready=True is for generation 1, not the current 2: podsync waits for its controller to report on generation 2"},
 		{name: "Certificate-like Ready=True of the current generation", obj: withConditionGeneration(2, cond("Ready", "True", "Ready", "ok"), 2),
 			discovery: customKind, kstatus: "Current", state: check.Met, rule: "kstatus", msg: "Resource is Ready"},
 		{name: "Certificate-like Ready=False of the previous generation", obj: withConditionGeneration(2, cond("Ready", "False", "Failed", "old failure"), 1),

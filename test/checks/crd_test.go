@@ -223,7 +223,7 @@ func TestCustomResourceStaleCondition(t *testing.T) {
 	kr := k.wait(t, time.Minute)
 	t.Logf("podsync: exit %d, %s after Ready of generation 2; kubectl wait: exit %d\n%s", r.Code, time.Since(written).Round(time.Millisecond), kr.Code, r.Stderr)
 	wantVerdict(t, r, 0, "met")
-	wantStderr(t, r, "Ready=True is for generation 1, not the current 2")
+	wantStderr(t, r, "certificate.podsync.example.com/tls: Ready=True is for generation 1, not the current 2: podsync waits for its controller to report on generation 2")
 	if kr.Code != 0 {
 		t.Errorf("kubectl wait: %s", kr)
 	}
