@@ -133,13 +133,15 @@ func (t *targetRun) serve(ctx context.Context, kind check.Target, k statusKind, 
 	if !cache.WaitFor(ctx, "", synced...) {
 		return
 	}
+	unseen := map[check.Target]statusKind{}
 	for _, tg := range tgs {
-		t.mu.RLock()
-		_, seen := t.objects[tg]
-		t.mu.RUnlock()
-		if !seen {
+		if !t.hasSeen(tg) {
 			t.send(workloadEvent{cluster: t.cluster, target: tg})
+			unseen[tg] = k
 		}
+	}
+	if len(unseen) > 0 {
+		t.wg.Go(func() { t.probeUnseen(ctx, unseen) })
 	}
 }
 

@@ -135,6 +135,9 @@ type workloadEvent struct {
 	// served, when set, says that the cluster now serves the kind of
 	// target (only its APIVersion and Kind are set): see late.go.
 	served *statusKind
+	// unreadable, when set, says why the object of target cannot be
+	// read (see unread.go).
+	unreadable string
 }
 
 // workloadAPI lists and watches one kind of workload.
@@ -505,6 +508,9 @@ func (t *targetRun) start(ctx context.Context, wg *sync.WaitGroup) bool {
 		wg.Go(func() { inf.RunWithContext(ctx) })
 		synced = append(synced, inf.HasSyncedChecker())
 	}
+	if unseen := t.servedUnseen(); len(unseen) > 0 {
+		wg.Go(func() { t.probeUnseen(ctx, unseen) })
+	}
 	if !cache.WaitFor(ctx, "", synced...) {
 		return false
 	}
@@ -537,6 +543,12 @@ func (t *targetRun) update(ev workloadEvent, eval *check.Evaluator, stderr io.Wr
 		return
 	}
 	ts := t.byKey[ev.target]
+	if ev.unreadable != "" {
+		if !t.hasSeen(ev.target) && !t.gone {
+			eval.SetTarget(ev.target, check.Rollout{State: check.Pending, Message: ev.unreadable})
+		}
+		return
+	}
 	r := t.judge(ev.target, ev.obj)
 	if ev.obj == nil && ts.seen && r.State != check.Met {
 		r.Message = "was deleted"

@@ -325,3 +325,52 @@ func TestClusterScopedWithNamespace(t *testing.T) {
 	t.Logf("%s", r.Stderr)
 	wantVerdict(t, r, 0, "met")
 }
+
+// TestConversionWebhookDown: an object that the API server cannot convert
+// to the version asked for (its kind's conversion webhook is down) is
+// left out of lists; the gate says the cause, as kubectl get does,
+// rather than that the object does not exist.
+func TestConversionWebhookDown(t *testing.T) {
+	ns := env.Namespace(t)
+	group := ns + ".conv.example.com"
+	crd := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: queues.%[1]s}
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {kind: Queue, plural: queues, singular: queue}
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig: {url: "https://127.0.0.1:1/convert"}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+  - name: v2
+    served: true
+    storage: false
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`, group)
+	t.Cleanup(func() { _, _ = env.KubectlErr("delete", "crd", "queues."+group, "--wait=false") })
+	env.Apply(t, ns, crd)
+	env.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/queues."+group)
+	env.Apply(t, ns, fmt.Sprintf("apiVersion: %s/v1\nkind: Queue\nmetadata: {name: orders}\nspec: {size: 1}\n", group))
+	manifest := writeFile(t, "v2.yaml", fmt.Sprintf("apiVersion: %s/v2\nkind: Queue\nmetadata: {name: orders}\nspec: {size: 1}\n", group))
+	out, err := env.KubectlErr("get", "-n", ns, "-f", manifest)
+	if err == nil || !strings.Contains(out, "conversion webhook for") {
+		t.Fatalf("kubectl get -f v2.yaml: %v\n%s", err, out)
+	}
+	t.Logf("kubectl get: %s", out)
+	r := check(t, "-n", ns, "-f", manifest, "--until", "ready", "--timeout", "5s")
+	t.Logf("%s", r)
+	wantVerdict(t, r, 3, "not met")
+	wantStderr(t, r, "queue."+group+"/orders: not met: cannot be read: conversion webhook for "+group+"/v1, Kind=Queue failed")
+}
