@@ -205,7 +205,8 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		stderr: s.stderr, uids: map[check.Target]types.UID{}, objects: map[check.Target]runtime.Object{},
 		replicaSets: map[string]*appsv1.ReplicaSet{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{},
 		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules, gone: cfg.Check.Gone(),
-		deletedOnSuccess: cfg.DeletedOnSuccess, clients: c, linked: map[string]bool{}, once: cfg.Once}
+		deletedOnSuccess: cfg.DeletedOnSuccess}
+	t.clients, t.linked, t.once = c, map[string]bool{}, cfg.Once
 	var groups []*watchGroup
 	byProto := map[check.Target]*watchGroup{}
 	for _, tg := range targets {
