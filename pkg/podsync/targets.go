@@ -206,7 +206,6 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		replicaSets: map[string]*appsv1.ReplicaSet{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{},
 		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules, gone: cfg.Check.Gone(),
 		deletedOnSuccess: cfg.DeletedOnSuccess}
-	t.clients, t.linked, t.once = c, map[string]bool{}, cfg.Once
 	var groups []*watchGroup
 	byProto := map[check.Target]*watchGroup{}
 	for _, tg := range targets {
@@ -235,6 +234,7 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		}
 		byProto[g.proto].names = append(byProto[g.proto].names, tg.Name)
 	}
+	t.clients, t.linked, t.once = c, map[string]bool{}, cfg.Once
 	t.inform = func(api workloadAPI, resource, ns string, names []string, h cache.ResourceEventHandler) cache.Controller {
 		conn := &connection{ctx: ctx, errOut: s.stderr, fail: fail, requestTimeout: cfg.RequestTimeout,
 			listOnly: cfg.Once, resource: resource, quiet: true}
