@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	// Exec, OIDC and the other client-go auth plugins.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
+	"k8s.io/klog/v2"
 
 	// Before the packages of k8s.io/kubectl: see its comment.
 	"github.com/kubectl-podsync/kubectl-podsync/internal/children"
@@ -19,18 +21,18 @@ import (
 )
 
 func main() {
-	os.Exit(run())
+	exit(run())
 }
 
 func run() int {
 	// A credential plugin that does not answer is left running by
 	// client-go: podsync ends it, and what it started, when it ends.
 	children.Adopt()
-	defer children.Kill()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	// SIGHUP: the terminal or the session that ran podsync went away.
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	// Asking for SIGPIPE turns a write to a closed stdout (`| head -1`) into
 	// an EPIPE error, which the command ends on quietly; otherwise the
 	// runtime would kill the process. Notify, unlike Ignore, is not
@@ -41,9 +43,32 @@ func run() int {
 		cancel(podsync.SignalError{Signal: sig})
 		// A second signal means "stop now", without the summary.
 		<-signals
-		children.Kill()
-		os.Exit(podsync.SignalExitCode(sig))
+		exit(podsync.SignalExitCode(sig))
 	}()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	return cmd.Execute(ctx, streams, os.Args[1:])
+}
+
+// endWait bounds what the process does once the run has returned (its
+// summary and stdout written): a CI step waits for the process, and for
+// stderr to close, so nothing may hold either after the verdict.
+const endWait = 500 * time.Millisecond
+
+// exit ends the process with code within endWait: it kills the children
+// that would outlive it and hold its stdout or stderr open (a credential
+// plugin that does not answer), but waits for nothing the run left
+// behind (goroutines, connections, a fork that does not return).
+func exit(code int) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		children.Kill()
+		// Only -v logs through klog, unbuffered; a flush costs nothing.
+		klog.Flush()
+	}()
+	select {
+	case <-done:
+	case <-time.After(endWait):
+	}
+	os.Exit(code)
 }

@@ -22,7 +22,9 @@ const (
 	// ExitFailed: a matching pod showed a --fail-on reason or exceeded
 	// --max-restarts.
 	ExitFailed = 4
-	// ExitSIGINT and ExitSIGTERM: interrupted (128+signal), after the summary.
+	// ExitSIGHUP, ExitSIGINT and ExitSIGTERM: interrupted (128+signal),
+	// after the summary.
+	ExitSIGHUP  = 128 + int(syscall.SIGHUP)
 	ExitSIGINT  = 128 + int(syscall.SIGINT)
 	ExitSIGTERM = 128 + int(syscall.SIGTERM)
 )
@@ -41,7 +43,7 @@ const (
 	NotMet
 	// Failed: a --fail-on reason or --max-restarts.
 	Failed
-	// Interrupted: SIGINT or SIGTERM.
+	// Interrupted: SIGHUP, SIGINT or SIGTERM.
 	Interrupted
 	// Broken: the cluster could not be used, or an internal error.
 	Broken
@@ -94,8 +96,11 @@ func (e UsageError) Unwrap() error { return e.Err }
 
 // SignalExitCode is 128 plus the signal's number, as shells report it.
 func SignalExitCode(sig os.Signal) int {
-	if sig == syscall.SIGTERM {
+	switch sig {
+	case syscall.SIGTERM:
 		return ExitSIGTERM
+	case syscall.SIGHUP:
+		return ExitSIGHUP
 	}
 	return ExitSIGINT
 }
@@ -114,6 +119,8 @@ func signalName(sig os.Signal) string {
 		return "SIGINT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
 	}
 	return sig.String()
 }

@@ -21,6 +21,7 @@ func TestExitCodes(t *testing.T) {
 		{podsync.Outcome{Verdict: podsync.Broken, Err: podsync.UsageError{Err: errors.New("bad")}}, 2},
 		{podsync.Outcome{Verdict: podsync.Interrupted, Signal: syscall.SIGINT}, 130},
 		{podsync.Outcome{Verdict: podsync.Interrupted, Signal: syscall.SIGTERM}, 143},
+		{podsync.Outcome{Verdict: podsync.Interrupted, Signal: syscall.SIGHUP}, 129},
 	}
 	for _, c := range cases {
 		if got := c.o.ExitCode(); got != c.want {

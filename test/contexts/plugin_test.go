@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
 // hungContext is the context whose credential plugin never answers.
@@ -100,7 +102,7 @@ func TestCredentialPluginHangsAtTheList(t *testing.T) {
 			pluginGone(t, pidFile)
 
 			kubeconfig, pidFile = hungPluginKubeconfig(t)
-			r = env.PodsyncEnv(t, time.Minute, []string{"KUBECONFIG=" + kubeconfig}, append(args, "--request-timeout", "2s", "--timeout", "20s", "--skip-unavailable")...)
+			r = endsWithVerdict(t, kubeconfig, append(args, "--request-timeout", "2s", "--timeout", "20s", "--skip-unavailable"))
 			wantExit(t, r, 4)
 			if !regexp.MustCompile(`(?m)^warning: ` + strings.Replace(noAnswer, "context hung: ", `context hung: unavailable, going on without it \(--skip-unavailable\): `, 1) + `$`).MatchString(r.Stderr) {
 				t.Errorf("stderr does not say the skip, naming the context\n%s", r)
@@ -110,7 +112,7 @@ func TestCredentialPluginHangsAtTheList(t *testing.T) {
 
 			// A --timeout shorter than the wait for an answer ends the run.
 			kubeconfig, pidFile = hungPluginKubeconfig(t)
-			r = env.PodsyncEnv(t, time.Minute, []string{"KUBECONFIG=" + kubeconfig}, append(args, "--timeout", "3s")...)
+			r = endsWithVerdict(t, kubeconfig, append(args, "--timeout", "3s"))
 			wantExit(t, r, 3)
 			wantStderr(t, r, "Verdict:  not met (exit 3) after 3s")
 			if r.Took > 3*time.Second+time.Second+startup {
@@ -120,7 +122,7 @@ func TestCredentialPluginHangsAtTheList(t *testing.T) {
 
 			// So does SIGINT, with the summary.
 			kubeconfig, pidFile = hungPluginKubeconfig(t)
-			s := env.StartEnv(t, []string{"KUBECONFIG=" + kubeconfig}, args...)
+			s := env.StartEnv(t, []string{"KUBECONFIG=" + kubeconfig, noRaceExitSleep}, args...)
 			waitFile(t, pidFile)
 			time.Sleep(500 * time.Millisecond)
 			sent := time.Now()
@@ -128,10 +130,39 @@ func TestCredentialPluginHangsAtTheList(t *testing.T) {
 			if took := time.Since(sent); took > time.Second+time.Second {
 				t.Errorf("ended %s after SIGINT, want within a second", took)
 			}
+			endedSoon(t, s)
 			wantExit(t, r, 130)
 			wantStderr(t, r, "Verdict:  interrupted")
 			pluginGone(t, pidFile)
 		})
+	}
+}
+
+// noRaceExitSleep keeps the race detector's runtime from sleeping a second
+// before the process exits (to let late reports out): that second is not
+// podsync's.
+const noRaceExitSleep = "GORACE=atexit_sleep_ms=0"
+
+// endsWithVerdict runs podsync with kubeconfig to its end, which must come
+// within a second of its verdict.
+func endsWithVerdict(t *testing.T, kubeconfig string, args []string) harness.Result {
+	t.Helper()
+	s := env.StartEnv(t, []string{"KUBECONFIG=" + kubeconfig, noRaceExitSleep}, args...)
+	r := s.Wait(time.Minute)
+	endedSoon(t, s)
+	return r
+}
+
+// endedSoon fails the test unless the process ended, its stdout and
+// stderr closed, within a second of the Verdict line it printed: a CI
+// step waits for both, and nothing (a credential plugin started as the
+// run ended) may hold them after the verdict.
+func endedSoon(t *testing.T, s *harness.Stream) {
+	t.Helper()
+	after := s.EndedAfterStderr(`(?m)^Verdict: `)
+	t.Logf("ended %s after the Verdict line", after.Round(time.Millisecond))
+	if after > time.Second {
+		t.Errorf("ended %s after the Verdict line, want within a second", after.Round(time.Millisecond))
 	}
 }
 

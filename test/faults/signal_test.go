@@ -15,13 +15,14 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
-// SIGINT and SIGTERM during a stream end it with the summary on stderr,
-// then exit 130 or 143; the same for a check that has no verdict yet.
+// SIGHUP, SIGINT and SIGTERM during a stream end it with the summary on
+// stderr, then exit 129, 130 or 143; the same for a check that has no
+// verdict yet.
 func TestSignalsEndWithSummary(t *testing.T) {
 	tc := sharedCluster(t)
 	ns := tc.Namespace(t)
 	createPod(t, tc.cs, ns, newPod("web", true, nil))
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM} {
 		code := 128 + int(sig)
 		for name, args := range map[string][]string{"stream": nil, "check": {"--until", "ready"}} {
 			t.Run(fmt.Sprintf("%s %s", name, sig), func(t *testing.T) {

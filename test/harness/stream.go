@@ -29,6 +29,17 @@ type Stream struct {
 	pipe  io.Reader
 	res   Result
 	start time.Time
+	// ended is when the process had ended and closed its stdout and
+	// stderr (what a CI step waits for).
+	ended time.Time
+	// written holds, for each write to stderr, where it ended and when.
+	written []written
+}
+
+// written is one write to stderr: the length of stderr after it, and when.
+type written struct {
+	end int
+	at  time.Time
 }
 
 // Start starts `kubectl podsync ARGS` in the background; the test's cleanup
@@ -51,7 +62,7 @@ func (e *Env) start(t testing.TB, extraEnv []string, hold <-chan struct{}, args 
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	s := &Stream{t: t, done: make(chan struct{})}
 	s.cmd = e.Command(ctx, extraEnv, append([]string{"podsync"}, args...)...)
-	s.cmd.Stderr = &lockedBuffer{mu: &s.mu, b: &s.stderr}
+	s.cmd.Stderr = &lockedBuffer{mu: &s.mu, b: &s.stderr, written: &s.written}
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
 		cancel()
@@ -77,7 +88,8 @@ func (e *Env) start(t testing.TB, extraEnv []string, hold <-chan struct{}, args 
 		}
 		err := s.cmd.Wait()
 		s.mu.Lock()
-		s.res = Result{Code: ExitCode(err), Stdout: joinLines(s.lines), Stderr: s.stderr.String(), Took: time.Since(s.start)}
+		s.ended = time.Now()
+		s.res = Result{Code: ExitCode(err), Stdout: joinLines(s.lines), Stderr: s.stderr.String(), Took: s.ended.Sub(s.start)}
 		s.mu.Unlock()
 		close(s.done)
 	}()
@@ -209,13 +221,42 @@ func (s *Stream) Wait(limit time.Duration) Result {
 	return s.res
 }
 
+// EndedAfterStderr is how long after the write to stderr holding the
+// first match of re the process ended, stdout and stderr closed; the test
+// fails unless it has ended and stderr matches.
+func (s *Stream) EndedAfterStderr(re string) time.Duration {
+	s.t.Helper()
+	if !s.exited() {
+		s.t.Fatalf("kubectl podsync is still running; %s", s.Dump())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	loc := regexp.MustCompile(re).FindStringIndex(s.stderr.String())
+	if loc == nil {
+		s.t.Fatalf("stderr does not match %q\n%s", re, s.stderr.String())
+	}
+	for _, w := range s.written {
+		if w.end >= loc[1] {
+			return s.ended.Sub(w.at)
+		}
+	}
+	s.t.Fatalf("no write to stderr holds %q", re)
+	return 0
+}
+
 type lockedBuffer struct {
 	mu *sync.Mutex
 	b  *bytes.Buffer
+	// written, unless nil, gets each write's end and time.
+	written *[]written
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	if l.written != nil {
+		*l.written = append(*l.written, written{end: l.b.Len(), at: time.Now()})
+	}
+	return n, err
 }
