@@ -16,6 +16,7 @@ import (
 	// Before the packages of k8s.io/kubectl: see its comment.
 	"github.com/kubectl-podsync/kubectl-podsync/internal/children"
 	_ "github.com/kubectl-podsync/kubectl-podsync/internal/english"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/cmd"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 )
@@ -24,10 +25,27 @@ func main() {
 	exit(run())
 }
 
+// plugins is what children (exec credential plugins) write on stderr, on
+// its way to the real stderr; nil when it goes there directly.
+var plugins struct {
+	stderr *children.Stderr
+	guard  *text.LineGuard
+}
+
 func run() int {
 	// A credential plugin that does not answer is left running by
 	// client-go: podsync ends it, and what it started, when it ends.
 	children.Adopt()
+	// client-go gives a credential plugin the process's own stderr: its
+	// text goes through the guard (escaped, bounded, no workflow command
+	// under GitHub Actions), and a plugin left running holds only the
+	// process's pipe, never the caller's stderr.
+	errOut, stderr := children.RouteStderr()
+	if stderr != nil {
+		plugins.stderr = stderr
+		plugins.guard = &text.LineGuard{Out: errOut, GitHub: os.Getenv("GITHUB_ACTIONS") == "true", What: "a credential plugin"}
+		go stderr.Copy(plugins.guard, plugins.guard.Flush)
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	signals := make(chan os.Signal, 1)
@@ -45,7 +63,7 @@ func run() int {
 		<-signals
 		exit(podsync.SignalExitCode(sig))
 	}()
-	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: errOut}
 	return cmd.Execute(ctx, streams, os.Args[1:])
 }
 
@@ -56,13 +74,17 @@ const endWait = 500 * time.Millisecond
 
 // exit ends the process with code within endWait: it kills the children
 // that would outlive it and hold its stdout or stderr open (a credential
-// plugin that does not answer), but waits for nothing the run left
-// behind (goroutines, connections, a fork that does not return).
+// plugin that does not answer) and writes out what they wrote, but waits
+// for nothing the run left behind (goroutines, connections, a fork that
+// does not return).
 func exit(code int) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		children.Kill()
+		if plugins.stderr != nil {
+			plugins.stderr.Drain(endWait/2, plugins.guard.Flush)
+		}
 		// Only -v logs through klog, unbuffered; a flush costs nothing.
 		klog.Flush()
 	}()

@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 		killOne()
 	case "meanwhile":
 		startingWhileKilled()
+	case "stderr":
+		routedStderr()
 	}
 	os.Exit(0)
 }
@@ -124,3 +126,54 @@ func startingWhileKilled() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+// A child's stderr reaches the process's pipe, not the real stderr; a
+// partial line is flushed once it has waited.
+func TestRouteStderr(t *testing.T) {
+	out := helper(t, "stderr")
+	want := "real: own line\ncopied: \"::error::pwned\\nprompt: \"\nflushed: 1\n"
+	if out != want {
+		t.Errorf("helper printed\n%s\nwant\n%s", out, want)
+	}
+}
+
+// routedStderr routes stderr, runs a child that writes on it, and prints
+// what the real stderr (here, stdout) and the pipe got.
+func routedStderr() {
+	real, s := RouteStderr()
+	if s == nil {
+		fmt.Println("not routed")
+		return
+	}
+	// The helper's stderr and stdout are one pipe: what reached the real
+	// stderr shows among what it prints.
+	fmt.Fprintln(real, "real: own line")
+	var mu sync.Mutex
+	var got strings.Builder
+	flushes := 0
+	w := writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return got.Write(p)
+	})
+	go s.Copy(w, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		flushes++
+	})
+	cmd := exec.Command("sh", "-c", "echo '::error::pwned' >&2; printf 'prompt: ' >&2")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	time.Sleep(3 * flushAfter)
+	s.Drain(time.Second, func() {})
+	mu.Lock()
+	defer mu.Unlock()
+	fmt.Printf("copied: %q\nflushed: %d\n", got.String(), flushes)
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

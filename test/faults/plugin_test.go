@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
 )
 
 // hangingPlugin is a kubeconfig whose user's credential exec plugin never
@@ -97,5 +100,69 @@ func TestCredentialPluginNoAnswerWithinRequestTimeout(t *testing.T) {
 	if pid, alive := alivePID(t, pidFile); alive {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("the credential plugin (pid %d) outlived podsync", pid)
+	}
+}
+
+// A credential plugin that writes workflow commands and a flood on its
+// stderr: under GitHub Actions none of its lines runs a command in the
+// runner, each is at most 1,000 characters, and at most 64 KiB of it
+// reaches podsync's stderr, then one line saying the rest was dropped.
+// The plugin answers, so the run itself goes on as usual.
+func TestCredentialPluginStderrGuarded(t *testing.T) {
+	tc := sharedCluster(t)
+	ns := tc.Namespace(t)
+	admin, ca := tc.adminAuth(t)
+	dir := t.TempDir()
+	cred, err := json.Marshal(map[string]any{
+		"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+		"status": map[string]string{"clientCertificateData": string(admin.ClientCertificateData), "clientKeyData": string(admin.ClientKeyData)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	credFile := filepath.Join(dir, "cred.json")
+	if err := os.WriteFile(credFile, cred, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "noisy.sh")
+	body := `#!/bin/sh
+{
+echo '::error::pwned'
+echo '##[add-mask]x'
+printf '  ::warning::after spaces\r::notice::after a carriage return\n'
+head -c 5000 /dev/zero | tr '\0' a; echo
+i=0; while [ $i -lt 2000 ]; do echo "line $i of a plugin that talks too much"; i=$((i+1)); done
+echo '::error::late'
+} >&2
+cat ` + credFile + "\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	user := &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+		APIVersion: "client.authentication.k8s.io/v1", Command: script, InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+	}}
+	kubeconfig := writeKubeconfig(t, tc.Cluster.Server, ca, user, ns)
+	gh := []string{"KUBECONFIG=" + kubeconfig, "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + filepath.Join(dir, "summary.md")}
+	r := tc.PodsyncEnv(t, time.Minute, gh, "-l", "app=nothing", "--once")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "No resources found") {
+		t.Fatalf("exit %d, want 0 saying no pod matches\n%s", r.Code, r)
+	}
+	if cmds := ghrunner.Strict(r.Stderr); len(cmds) > 0 {
+		t.Errorf("stderr runs %d workflow commands, the first %q %q\n%s", len(cmds), cmds[0].Name, cmds[0].Data, r.Stderr[:min(len(r.Stderr), 2000)])
+	}
+	if !strings.Contains(r.Stderr, `\::error::pwned`) || !strings.Contains(r.Stderr, `##\[add-mask]x`) {
+		t.Errorf("the plugin's lines do not reach stderr, defused\n%s", r.Stderr[:min(len(r.Stderr), 2000)])
+	}
+	for _, l := range strings.Split(r.Stderr, "\n") {
+		if n := len([]rune(l)); n > 1000 {
+			t.Errorf("a line of %d characters", n)
+			break
+		}
+	}
+	if len(r.Stderr) > 66<<10 || !strings.Contains(r.Stderr, "podsync: a credential plugin wrote more than 64 KiB; the rest is dropped\n") {
+		t.Errorf("stderr holds %d bytes, want at most 64 KiB of the plugin's and a line saying the rest was dropped", len(r.Stderr))
+	}
+	if strings.Contains(r.Stderr, "::error::late") {
+		t.Error("the plugin's text past 64 KiB reached stderr")
 	}
 }
