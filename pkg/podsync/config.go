@@ -8,6 +8,7 @@ package podsync
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -164,6 +165,8 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "kubectl-podsync"
 	cfg.QPS, cfg.Burst = 50, 100
+	// The initial list's progress is told by the bytes that arrive.
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return progressTransport{next: rt} })
 	kubeCfg := rest.CopyConfig(cfg)
 	kubeCfg.ContentType = "application/vnd.kubernetes.protobuf"
 	kubeCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"

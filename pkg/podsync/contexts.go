@@ -121,7 +121,8 @@ func (s *stream) contextSummary(w *clusterRun) check.ContextSummary {
 func (s *stream) reason() string {
 	if !s.several {
 		for _, w := range s.clusters {
-			return w.eval.Reason(w.eval.Verdict())
+			// The same words as a context's: a list cut short says so.
+			return s.contextSummary(w).Reason
 		}
 		return ""
 	}

@@ -141,6 +141,8 @@ type clusterRun struct {
 	// the cluster's first answer; unanswered gives the cluster up then.
 	answer     *firstAnswer
 	unanswered func(error)
+	// listed says whether the cluster's initial list is in.
+	listed func() bool
 	limit      time.Duration
 	// limitNamed: the limit is --request-timeout's.
 	limitNamed bool
@@ -240,6 +242,7 @@ func (w *clusterRun) podSource(ctx context.Context, fail context.CancelCauseFunc
 	// A cluster that never answers is given up as one whose first list
 	// failed: the run ends naming it, or goes on without it.
 	w.unanswered = func(err error) { conn.Result("list", err) }
+	w.listed = conn.hasListed
 	if s.several && cfg.SkipUnavailable {
 		conn.skip = s.skipper(ctx, w)
 	}
@@ -342,6 +345,7 @@ func (w *clusterRun) run(ctx context.Context) {
 	if w.answer != nil && w.clients != nil {
 		ctx = w.answer.traced(ctx)
 		go w.answer.await(ctx, w.limit, w.clients.Server, w.limitNamed, w.unanswered)
+		go w.answer.awaitList(ctx, w.limit, w.clients.Server, w.limitNamed, w.listed, w.ctrl.InitialDone(), w.unanswered)
 	}
 	var informers sync.WaitGroup
 	defer informers.Wait()
