@@ -31,6 +31,8 @@ func FuzzGitHubOutput(f *testing.F) {
 	f.Add("##[error]a", "::add-mask::b", "x\n  ::error::c", "#\u200b#[stop-commands]d")
 	f.Add("\r::error::e", "\u2003::warning::f", ":\u200b:error::g", "###[ERROR]h")
 	f.Add("web\n::add-mask::x", "prod\r\n::error::y", "ops@example.com ##[group]z", "0/3 nodes\n##[endgroup]")
+	// What a credential plugin may print on stderr.
+	f.Add("::error::pwned", "##[add-mask]x", "\r\n::set-output name=a::b", "  \t::stop-commands::tok")
 	f.Fuzz(func(t *testing.T, a, b, c, d string) {
 		msgs := fuzzMessages(a, b, c, d)
 		for _, args := range fuzzFormats {
@@ -46,7 +48,23 @@ func FuzzGitHubOutput(f *testing.F) {
 			}
 		}
 		fuzzSummary(t, a, b, c, d)
+		fuzzPluginStderr(t, a, b, c, d)
 	})
+}
+
+// fuzzPluginStderr writes the texts as a credential plugin's stderr
+// would come, in pieces cut anywhere, through the guard of a run under
+// GitHub Actions.
+func fuzzPluginStderr(t *testing.T, a, b, c, d string) {
+	var out strings.Builder
+	g := &text.LineGuard{Out: &out, GitHub: true, What: "a credential plugin"}
+	for _, piece := range []string{a, b + "\n", c, "\r" + d} {
+		_, _ = g.Write([]byte(piece))
+		g.Flush()
+	}
+	if cmds := ghrunner.Strict(out.String()); len(cmds) > 0 {
+		t.Fatalf("plugin stderr: the runner runs %q from %q", cmds[0].Name, cmds[0].Line)
+	}
 }
 
 func fuzzMessages(a, b, c, d string) []message.Message {
