@@ -143,7 +143,7 @@ type clusterRun struct {
 	unanswered func(error)
 	// listed says whether the cluster's initial list is in.
 	listed func() bool
-	limit      time.Duration
+	limit  time.Duration
 	// limitNamed: the limit is --request-timeout's.
 	limitNamed bool
 	// label names the cluster in what is said about it, with several.
