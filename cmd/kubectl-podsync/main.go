@@ -36,6 +36,13 @@ func run() int {
 	// A credential plugin that does not answer is left running by
 	// client-go: podsync ends it, and what it started, when it ends.
 	children.Adopt()
+	defer func() {
+		// A crash, too, leaves no plugin running; exit does it otherwise.
+		if r := recover(); r != nil {
+			children.Kill()
+			panic(r)
+		}
+	}()
 	// client-go gives a credential plugin the process's own stderr: its
 	// text goes through the guard (escaped, bounded, no workflow command
 	// under GitHub Actions), and a plugin left running holds only the
