@@ -5,6 +5,7 @@ import (
 	"maps"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -42,6 +43,9 @@ type Failure struct {
 	Message   string
 	Restarts  int32 // restarts seen while the check ran, for ReasonTooManyRestarts
 	Limit     int   // the --max-restarts value, for ReasonTooManyRestarts
+	// Held is how long the reason held before it failed the check, and
+	// FailAfter the --fail-after it exceeded; both 0 without --fail-after.
+	Held, FailAfter time.Duration
 	// Target is the workload that failed by its own rule (a Deployment past
 	// its progress deadline, a failed Job); zero for a pod's failure.
 	Target Target
@@ -149,8 +153,8 @@ func (f Failure) String() string {
 	fmt.Fprintf(&b, "pod %s", f.Key)
 	switch {
 	case f.Reason == ReasonTooManyRestarts:
-		fmt.Fprintf(&b, ": container %q restarted %d times while the check ran, more than --max-restarts %d",
-			f.Container, f.Restarts, f.Limit)
+		fmt.Fprintf(&b, ": container %q restarted %d times while the check ran, more than --max-restarts %d%s",
+			f.Container, f.Restarts, f.Limit, f.heldText())
 		return b.String()
 	case f.Container != "":
 		fmt.Fprintf(&b, ": container %q is %s", f.Container, f.Reason)
@@ -159,10 +163,27 @@ func (f Failure) String() string {
 	default:
 		fmt.Fprintf(&b, " is %s", f.Reason)
 	}
+	b.WriteString(f.heldText())
 	if f.Message != "" {
 		b.WriteString(": " + text.OneLine(f.Message, maxTextLen))
 	}
 	return b.String()
+}
+
+// heldText says how long a reason held, with --fail-after.
+func (f Failure) heldText() string {
+	if f.FailAfter <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" for %s, more than --fail-after %s", roundHeld(f.Held), f.FailAfter)
+}
+
+// roundHeld shows a time held in whole seconds, or tenths below 10s.
+func roundHeld(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 // podState is what the Evaluator keeps per pod: a few words, so 50,000
@@ -190,6 +211,10 @@ type podState struct {
 	// baseline holds restart counts at first sight for pods of the
 	// initial list; nil for pods that appeared later (baseline 0).
 	baseline map[string]int32
+	// failing is the failure the pod shows that --fail-after holds back,
+	// seen first at since; nil when there is none.
+	failing *Failure
+	since   time.Time
 }
 
 // Evaluator judges a check incrementally: every call costs O(size of
@@ -228,6 +253,10 @@ type Evaluator struct {
 	podTargets   map[string]*targetState // by the pod's key
 	// replaced: see SetReplaced.
 	replaced func(key string, pod *corev1.Pod) bool
+	// now is the clock of --fail-after (see SetClock); failing holds the
+	// pods whose failure it holds back.
+	now     func() time.Time
+	failing map[string]*podState
 }
 
 // NewEvaluator returns an Evaluator for a validated spec.
@@ -245,6 +274,8 @@ func NewEvaluator(spec Spec) *Evaluator {
 		current:     make(map[string]CurrentRevision),
 		turned:      make(map[string]bool),
 		left:        make(map[string]LeftBehindPod),
+		now:         time.Now,
+		failing:     make(map[string]*podState),
 	}
 	for _, r := range spec.FailOn {
 		e.failOn[strings.ToLower(r)] = r
@@ -309,7 +340,7 @@ func (e *Evaluator) observe(key string, pod *corev1.Pod, status string, later fu
 	e.tally(key, st)
 	e.observePodTarget(key, st)
 	if e.failure == nil {
-		e.failure = e.findFailure(key, pod, st)
+		e.holdFailure(key, pod, st, e.findFailure(key, pod, st))
 	}
 }
 
@@ -334,6 +365,7 @@ func (e *Evaluator) Forget(key string) {
 	}
 	e.untally(key, st)
 	delete(e.pods, key)
+	delete(e.failing, key)
 	e.observePodTarget(key, nil)
 }
 

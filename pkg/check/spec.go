@@ -7,6 +7,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Unset is the value of Spec.MinPods and Spec.MaxRestarts when the flag
@@ -24,6 +25,9 @@ type Spec struct {
 	FailOn []string
 	// MaxRestarts from --max-restarts, or Unset to turn the check off.
 	MaxRestarts int
+	// FailAfter from --fail-after: how long a failure reason must hold
+	// before it fails the check; 0 fails at once.
+	FailAfter time.Duration
 }
 
 // Flags are the raw values of the check flags, as the command read them.
@@ -35,12 +39,13 @@ type Flags struct {
 	FailOnSet   bool
 	MinPods     int
 	MaxRestarts int
+	FailAfter   time.Duration
 }
 
 // Spec parses and validates the flags into a Spec. Without --fail-on,
 // the default reasons apply when --until is given, and none otherwise.
 func (f Flags) Spec() (Spec, error) {
-	s := Spec{MinPods: f.MinPods, MaxRestarts: f.MaxRestarts}
+	s := Spec{MinPods: f.MinPods, MaxRestarts: f.MaxRestarts, FailAfter: f.FailAfter}
 	if f.UntilSet || f.Until != "" {
 		conds, err := ParseConditions(f.Until)
 		if err != nil {
@@ -79,6 +84,12 @@ func (s Spec) Validate() error {
 	}
 	if len(s.Conditions) == 0 && s.MaxRestarts != Unset {
 		return errors.New("--max-restarts needs --until")
+	}
+	if s.FailAfter < 0 {
+		return fmt.Errorf("invalid --fail-after %s: must not be negative", s.FailAfter)
+	}
+	if s.FailAfter > 0 && len(s.FailOn) == 0 && s.MaxRestarts == Unset {
+		return errors.New("--fail-after needs a --fail-on reason or --max-restarts to delay")
 	}
 	if hasGone(s.Conditions) && s.MinPods > 0 {
 		return fmt.Errorf("--min-pods %d cannot be used with --until gone, which waits for 0 pods", s.MinPods)
