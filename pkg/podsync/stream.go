@@ -49,6 +49,10 @@ type stream struct {
 	// graceOver: a failed check stopped waiting for diagnoses.
 	graceOver bool
 	progress  *progress
+	// expiry fires when a failure that --fail-after holds back has held
+	// long enough, at expiryAt (see armExpiry).
+	expiry   *time.Timer
+	expiryAt time.Time
 }
 
 // delivery is one key's messages from a worker of clusters[cluster].
@@ -126,11 +130,51 @@ func (s *stream) loop(ctx context.Context) ending {
 		case <-s.progress.due():
 			s.sayProgress()
 		case <-s.connections:
+		case <-s.expiryDue():
+			s.expiryAt = time.Time{}
+			for _, w := range s.clusters {
+				w.eval.Expire()
+			}
 		}
 		if end, over := s.judge(ctx); over {
 			return end
 		}
+		s.armExpiry()
 	}
+}
+
+// armExpiry sets the timer for the first failure --fail-after holds back:
+// it must fail the check when its time comes even if no message does.
+func (s *stream) armExpiry() {
+	if s.cfg.Check.FailAfter <= 0 {
+		return
+	}
+	var next time.Time
+	for _, w := range s.clusters {
+		if at, ok := w.eval.NextExpiry(); ok && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
+	}
+	switch {
+	case next.Equal(s.expiryAt):
+		return
+	case s.expiry == nil && !next.IsZero():
+		s.expiry = time.NewTimer(time.Until(next))
+	case s.expiry != nil:
+		s.expiry.Stop()
+		if !next.IsZero() {
+			s.expiry.Reset(time.Until(next))
+		}
+	}
+	s.expiryAt = next
+}
+
+// expiryDue is the channel of the --fail-after timer, nil when none is set.
+func (s *stream) expiryDue() <-chan time.Time {
+	if s.expiry == nil || s.expiryAt.IsZero() {
+		return nil
+	}
+	return s.expiry.C
 }
 
 // initialListDone prints the initial list of w as one block, sorted when
