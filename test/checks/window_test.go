@@ -1,0 +1,89 @@
+package checks
+
+import (
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
+)
+
+// verdictAfter is the time the Verdict line reports.
+func verdictAfter(t *testing.T, r string) time.Duration {
+	t.Helper()
+	m := regexp.MustCompile(`Verdict:  .* after (\S+)\n`).FindStringSubmatch(r)
+	if m == nil {
+		t.Fatalf("no Verdict line with a time\n%s", r)
+	}
+	d, err := time.ParseDuration(m[1])
+	if err != nil {
+		t.Fatalf("Verdict time %q: %v", m[1], err)
+	}
+	return d
+}
+
+// crashLoopFor starts a one-pod Deployment that crash-loops until stop,
+// when its template loses the crash loop and a healthy pod replaces it.
+func crashLoopFor(t *testing.T, ns string, stop time.Duration) {
+	t.Helper()
+	env.Apply(t, ns, deploymentYAML("loop", "registry.example/loop:1", 1, state(localcluster.StateCrashLoop)))
+	timer := time.AfterFunc(stop, func() {
+		if out, err := env.KubectlErr("patch", "deployment/loop", "-n", ns, "--type=json",
+			"-p", `[{"op":"remove","path":"/spec/template/metadata/annotations/podsync.test~1state"}]`); err != nil {
+			t.Errorf("end the crash loop: %v\n%s", err, out)
+		}
+	})
+	t.Cleanup(func() { timer.Stop() })
+}
+
+// A crash loop that stops after 20 s: without --fail-after it fails at the
+// first CrashLoopBackOff; --fail-after 60s rides through it to 0;
+// --fail-after 10s fails 10 s after the first CrashLoopBackOff, saying how
+// long the reason held.
+func TestFailAfterCrashLoopThatStops(t *testing.T) {
+	t.Parallel()
+	const stop = 20 * time.Second
+	t.Run("no flag", func(t *testing.T) {
+		t.Parallel()
+		ns := env.Namespace(t)
+		crashLoopFor(t, ns, stop)
+		r := check(t, "-n", ns, "-l", "app=loop", "--until", "ready", "--timeout", "3m")
+		wantVerdict(t, r, 4, "failed")
+		wantStderr(t, r, `container "app" is CrashLoopBackOff: back-off`)
+		if after := verdictAfter(t, r.Stderr); after >= 10*time.Second {
+			t.Errorf("verdict after %s, want at the first CrashLoopBackOff, well before 10s", after)
+		}
+	})
+	t.Run("fail-after 60s", func(t *testing.T) {
+		t.Parallel()
+		ns := env.Namespace(t)
+		crashLoopFor(t, ns, stop)
+		r := check(t, "-n", ns, "-l", "app=loop", "--until", "ready", "--fail-after", "60s", "--timeout", "3m")
+		t.Logf("stderr:\n%s", r.Stderr)
+		wantVerdict(t, r, 0, "met")
+		if after := verdictAfter(t, r.Stderr); after < stop-2*time.Second {
+			t.Errorf("met after %s, before the crash loop stopped at %s", after, stop)
+		}
+		wantLines(t, r.Stdout, `^UPDATE\s+loop-\S+\s+0/1\s+CrashLoopBackOff\s`, 1)
+	})
+	t.Run("fail-after 10s", func(t *testing.T) {
+		t.Parallel()
+		ns := env.Namespace(t)
+		crashLoopFor(t, ns, stop)
+		r := check(t, "-n", ns, "-l", "app=loop", "--until", "ready", "--fail-after", "10s", "--timeout", "3m")
+		t.Logf("stderr:\n%s", r.Stderr)
+		wantVerdict(t, r, 4, "failed")
+		m := regexp.MustCompile(`container "app" is CrashLoopBackOff for (\S+), more than --fail-after 10s: back-off`).FindStringSubmatch(r.Stderr)
+		if m == nil {
+			t.Fatalf("stderr does not say how long CrashLoopBackOff held\n%s", r)
+		}
+		held, err := time.ParseDuration(m[1])
+		if err != nil || held < 10*time.Second || held > 12*time.Second {
+			t.Errorf("held %s (%v), want 10s to 12s: the timer ends it", m[1], err)
+		}
+		// The first CrashLoopBackOff comes ~2 s after the pod starts.
+		if after := verdictAfter(t, r.Stderr); after < 10*time.Second || after > 10*time.Second+time.Minute {
+			t.Errorf("verdict after %s, want at the first CrashLoopBackOff + 10s", after)
+		}
+	})
+}
