@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
+	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
 // verdictAfter is the time the Verdict line reports.
@@ -86,4 +89,29 @@ func TestFailAfterCrashLoopThatStops(t *testing.T) {
 			t.Errorf("verdict after %s, want at the first CrashLoopBackOff + 10s", after)
 		}
 	})
+}
+
+// A reason that no later message renews (a container left waiting in
+// CreateContainerConfigError) still fails the check when --fail-after
+// runs out: the run's own timer judges it, not the next message.
+func TestFailAfterWithoutLaterMessages(t *testing.T) {
+	t.Parallel()
+	ns := env.Namespace(t)
+	env.Apply(t, ns, harness.PodYAML("stuck", map[string]string{
+		localcluster.StateAnnotation:   localcluster.StateWaiting,
+		localcluster.ReasonAnnotation:  "CreateContainerConfigError",
+		localcluster.MessageAnnotation: `secret "db" not found`,
+	}))
+	waitPods(t, ns, "app=stuck", 1, "waiting in CreateContainerConfigError", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
+			p.Status.ContainerStatuses[0].State.Waiting.Reason == "CreateContainerConfigError"
+	})
+	r := check(t, "-n", ns, "stuck", "--until", "ready", "--fail-after", "5s", "--timeout", "45s")
+	t.Logf("stderr:\n%s", r.Stderr)
+	wantVerdict(t, r, 4, "failed")
+	wantStderr(t, r, `pod `+ns+`/stuck: container "app" is CreateContainerConfigError for 5`,
+		`, more than --fail-after 5s: secret "db" not found`)
+	if after := verdictAfter(t, r.Stderr); after < 5*time.Second || after > 35*time.Second {
+		t.Errorf("verdict after %s, want at about --fail-after 5s", after)
+	}
 }
