@@ -46,6 +46,9 @@ type Failure struct {
 	// Held is how long the reason held before it failed the check, and
 	// FailAfter the --fail-after it exceeded; both 0 without --fail-after.
 	Held, FailAfter time.Duration
+	// Into is how far into the --stable-for window StableFor the check
+	// broke, for ReasonRestarted and ReasonUnstable.
+	Into, StableFor time.Duration
 	// Target is the workload that failed by its own rule (a Deployment past
 	// its progress deadline, a failed Job); zero for a pod's failure.
 	Target Target
@@ -149,6 +152,9 @@ func (f Failure) String() string {
 	if f.Target.Kind != "" {
 		return f.targetString()
 	}
+	if f.StableFor > 0 {
+		return f.windowString()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "pod %s", f.Key)
 	switch {
@@ -215,6 +221,8 @@ type podState struct {
 	// seen first at since; nil when there is none.
 	failing *Failure
 	since   time.Time
+	// counts are the restart counts last seen, with --stable-for.
+	counts map[string]int32
 }
 
 // Evaluator judges a check incrementally: every call costs O(size of
@@ -257,6 +265,10 @@ type Evaluator struct {
 	// pods whose failure it holds back.
 	now     func() time.Time
 	failing map[string]*podState
+	// windowAt is when the --stable-for window opened, zero before;
+	// windowFor its length.
+	windowAt  time.Time
+	windowFor time.Duration
 }
 
 // NewEvaluator returns an Evaluator for a validated spec.
@@ -316,6 +328,11 @@ func (e *Evaluator) observe(key string, pod *corev1.Pod, status string, later fu
 		e.Forget(key)
 		st, initial = nil, false
 	}
+	var before map[string]int32
+	if st != nil {
+		before = st.counts
+	}
+	known := st != nil
 	if st == nil {
 		st = &podState{uid: pod.UID}
 		if initial && e.spec.MaxRestarts != Unset {
@@ -339,6 +356,7 @@ func (e *Evaluator) observe(key string, pod *corev1.Pod, status string, later fu
 	}
 	e.tally(key, st)
 	e.observePodTarget(key, st)
+	e.watchWindow(key, pod, st, before, known)
 	if e.failure == nil {
 		e.holdFailure(key, pod, st, e.findFailure(key, pod, st))
 	}

@@ -28,6 +28,9 @@ type Spec struct {
 	// FailAfter from --fail-after: how long a failure reason must hold
 	// before it fails the check; 0 fails at once.
 	FailAfter time.Duration
+	// StableFor from --stable-for: how long the check keeps judging once
+	// it is met; 0 ends it when met.
+	StableFor time.Duration
 }
 
 // Flags are the raw values of the check flags, as the command read them.
@@ -40,12 +43,13 @@ type Flags struct {
 	MinPods     int
 	MaxRestarts int
 	FailAfter   time.Duration
+	StableFor   time.Duration
 }
 
 // Spec parses and validates the flags into a Spec. Without --fail-on,
 // the default reasons apply when --until is given, and none otherwise.
 func (f Flags) Spec() (Spec, error) {
-	s := Spec{MinPods: f.MinPods, MaxRestarts: f.MaxRestarts, FailAfter: f.FailAfter}
+	s := Spec{MinPods: f.MinPods, MaxRestarts: f.MaxRestarts, FailAfter: f.FailAfter, StableFor: f.StableFor}
 	if f.UntilSet || f.Until != "" {
 		conds, err := ParseConditions(f.Until)
 		if err != nil {
@@ -90,6 +94,12 @@ func (s Spec) Validate() error {
 	}
 	if s.FailAfter > 0 && len(s.FailOn) == 0 && s.MaxRestarts == Unset {
 		return errors.New("--fail-after needs a --fail-on reason or --max-restarts to delay")
+	}
+	if s.StableFor < 0 {
+		return fmt.Errorf("invalid --stable-for %s: must not be negative", s.StableFor)
+	}
+	if s.StableFor > 0 && len(s.Conditions) == 0 {
+		return errors.New("--stable-for needs --until")
 	}
 	if hasGone(s.Conditions) && s.MinPods > 0 {
 		return fmt.Errorf("--min-pods %d cannot be used with --until gone, which waits for 0 pods", s.MinPods)

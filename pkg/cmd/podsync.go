@@ -85,6 +85,7 @@ type Options struct {
 	minPods       optionalCount
 	maxRestarts   optionalCount
 	failAfter     time.Duration
+	stableFor     time.Duration
 	skipUnavail   bool
 	klogFlags     *flag.FlagSet
 	diagnose      bool
@@ -171,6 +172,7 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.StringVar(&o.failOn, "fail-on", "", "Exit 4 at once when a matching pod shows one of these reasons (default with --until: "+check.FormatReasons(check.DefaultFailOn())+"; none turns it off). A Failed pod that its ReplicaSet, StatefulSet or DaemonSet replaces (evicted, shut down) is named once and not judged.")
 	f.Var(&o.maxRestarts, "max-restarts", "With --until: exit 4 when a container restarts more than this many times while the check runs; when not given, restarts are not counted.")
 	f.DurationVar(&o.failAfter, "fail-after", 0, "Exit 4 on a --fail-on reason or --max-restarts only once the pod has shown it for this long without turning Ready (0: at once); a Failed pod holds until it is gone. The summary says how long it held.")
+	f.DurationVar(&o.stableFor, "stable-for", 0, "With --until: once met, keep judging for this long; a restart, a pod that stops satisfying --until, a failing replacement or a target back to progressing is exit 4 (0: end when met).")
 	f.StringArrayVar(&o.healthRules, "health-rules", nil, "Judge the kinds these files name by their CEL rules (a list of apiVersion, kind, current, inProgress, failed, as Flux's healthCheckExprs); repeatable. Without a rule, a target of a kind that is not a workload is judged by kstatus's conventions.")
 	f.BoolVar(&o.skipUnavail, "skip-unavailable", false, "With several contexts: go on without a context that cannot be used at start (said once on stderr; a check counts it as failed, never as met) instead of exiting 1.")
 	f.Lookup("context").Usage = "The kubeconfig context to use; a comma-separated list or shell patterns (--context 'prod-*') watch several at once, with a CONTEXT column."
@@ -313,7 +315,7 @@ func (o *Options) Validate() error {
 func (o *Options) checkFlags() check.Flags {
 	return check.Flags{
 		Until: o.until, UntilSet: o.untilSet, FailOn: o.failOn, FailOnSet: o.failOnSet,
-		MinPods: o.minPods.value(), MaxRestarts: o.maxRestarts.value(), FailAfter: o.failAfter,
+		MinPods: o.minPods.value(), MaxRestarts: o.maxRestarts.value(), FailAfter: o.failAfter, StableFor: o.stableFor,
 	}
 }
 

@@ -79,7 +79,13 @@ func (s *stream) sayProgress() {
 		return
 	}
 	var parts []string
+	if !s.stableSince.IsZero() {
+		parts = append(parts, fmt.Sprintf("met, stable for %s of %s", waitedText(time.Since(s.stableSince)), s.cfg.Check.StableFor))
+	}
 	for _, w := range s.clusters {
+		if !s.stableSince.IsZero() {
+			break
+		}
 		text := w.eval.Reason(w.eval.Verdict())
 		if lost := w.lost(); lost != "" {
 			text = lost + "; before: " + text

@@ -53,6 +53,10 @@ type stream struct {
 	// long enough, at expiryAt (see armExpiry).
 	expiry   *time.Timer
 	expiryAt time.Time
+	// stable fires when the --stable-for window that opened at
+	// stableSince is over.
+	stable      *time.Timer
+	stableSince time.Time
 }
 
 // delivery is one key's messages from a worker of clusters[cluster].
@@ -130,6 +134,7 @@ func (s *stream) loop(ctx context.Context) ending {
 		case <-s.progress.due():
 			s.sayProgress()
 		case <-s.connections:
+		case <-s.stableDue():
 		case <-s.expiryDue():
 			s.expiryAt = time.Time{}
 			for _, w := range s.clusters {
@@ -461,6 +466,11 @@ func (s *stream) allInitial() bool {
 // cluster back, they are looked up; --once waits for those answers.
 func (s *stream) judge(ctx context.Context) (ending, bool) {
 	all := s.allInitial()
+	if !s.stableSince.IsZero() && s.state() == check.Pending {
+		for _, w := range s.clusters {
+			w.eval.Unsteady()
+		}
+	}
 	// A target that failed by its own rule (a Job already failed at the
 	// start) waits for the pods' initial lists, so the summary explains them.
 	if s.state() == check.Failed && (all || !s.cfg.Once && !s.targetFailed()) {
@@ -471,6 +481,9 @@ func (s *stream) judge(ctx context.Context) (ending, bool) {
 		return ending{}, false
 	}
 	if s.state() == check.Met {
+		if !s.stableOver() {
+			return ending{}, false
+		}
 		return ending{verdict: Met, summary: true}, true
 	}
 	waiting, answered := s.confirmRollouts(ctx)
