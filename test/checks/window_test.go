@@ -115,3 +115,62 @@ func TestFailAfterWithoutLaterMessages(t *testing.T) {
 		t.Errorf("verdict after %s, want at about --fail-after 5s", after)
 	}
 }
+
+// readyThenCrash starts a pod, waits until it is ready (t), and makes it
+// crash-loop at t+crash.
+func readyThenCrash(t *testing.T, ns string, crash time.Duration) {
+	t.Helper()
+	env.Apply(t, ns, harness.PodYAML("steady", nil))
+	harness.WaitReady(t, env.Clientset(t), ns, "steady")
+	timer := time.AfterFunc(crash, func() {
+		if out, err := env.KubectlErr("annotate", "pod/steady", "-n", ns,
+			localcluster.StateAnnotation+"="+localcluster.StateCrashLoop); err != nil {
+			t.Errorf("make the pod crash: %v\n%s", err, out)
+		}
+	})
+	t.Cleanup(func() { timer.Stop() })
+}
+
+// A pod ready at t that crashes at t+10s: --stable-for 30s fails at about
+// t+10s naming the restart; --stable-for 5s is met at about t+5s; without
+// the flag the check is met at t.
+func TestStableForWindow(t *testing.T) {
+	t.Parallel()
+	const crash = 10 * time.Second
+	t.Run("no flag", func(t *testing.T) {
+		t.Parallel()
+		ns := env.Namespace(t)
+		readyThenCrash(t, ns, crash)
+		r := check(t, "-n", ns, "steady", "--until", "ready", "--timeout", "2m")
+		wantVerdict(t, r, 0, "met")
+		if after := verdictAfter(t, r.Stderr); after >= 5*time.Second {
+			t.Errorf("met after %s, want at once", after)
+		}
+	})
+	t.Run("stable-for 30s", func(t *testing.T) {
+		t.Parallel()
+		ns := env.Namespace(t)
+		readyThenCrash(t, ns, crash)
+		r := check(t, "-n", ns, "steady", "--until", "ready", "--stable-for", "30s", "--progress-interval", "4s", "--timeout", "2m")
+		t.Logf("stderr:\n%s", r.Stderr)
+		wantVerdict(t, r, 4, "failed")
+		wantStderr(t, r, `pod `+ns+`/steady: container "app" restarted `, ` into --stable-for 30s (restarts 0 -> 1)`)
+		if !regexp.MustCompile(`(?m)^podsync: waiting \d+s: met, stable for \d+s of 30s$`).MatchString(r.Stderr) {
+			t.Errorf("no progress line shows the window\n%s", r)
+		}
+		if after := verdictAfter(t, r.Stderr); after < crash || after > crash+30*time.Second {
+			t.Errorf("failed after %s, want at about the crash at %s", after, crash)
+		}
+	})
+	t.Run("stable-for 5s", func(t *testing.T) {
+		t.Parallel()
+		ns := env.Namespace(t)
+		readyThenCrash(t, ns, crash)
+		r := check(t, "-n", ns, "steady", "--until", "ready", "--stable-for", "5s", "--timeout", "2m")
+		t.Logf("stderr:\n%s", r.Stderr)
+		wantVerdict(t, r, 0, "met")
+		if after := verdictAfter(t, r.Stderr); after < 5*time.Second || after > crash {
+			t.Errorf("met after %s, want at about 5s, before the crash", after)
+		}
+	})
+}
