@@ -28,3 +28,9 @@ func (s *stream) stableDue() <-chan time.Time {
 	}
 	return s.stable.C
 }
+
+// stableShort reports whether the --stable-for window is open and has not
+// run its length: a check that ends then (--timeout) is not met.
+func (s *stream) stableShort() bool {
+	return !s.stableSince.IsZero() && time.Since(s.stableSince) < s.cfg.Check.StableFor
+}

@@ -574,7 +574,7 @@ func (s *stream) settled() ending {
 		return ending{verdict: Failed, summary: true}
 	case len(s.cfg.Check.Conditions) == 0:
 		return ending{verdict: Done}
-	case s.state() == check.Met:
+	case s.state() == check.Met && !s.stableShort():
 		return ending{verdict: Met, summary: true}
 	}
 	return ending{verdict: NotMet, summary: true}

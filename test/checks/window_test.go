@@ -173,4 +173,11 @@ func TestStableForWindow(t *testing.T) {
 			t.Errorf("met after %s, want at about 5s, before the crash", after)
 		}
 	})
+	t.Run("timeout in the window", func(t *testing.T) {
+		t.Parallel()
+		ns := env.Namespace(t)
+		readyThenCrash(t, ns, crash)
+		r := check(t, "-n", ns, "steady", "--until", "ready", "--stable-for", "60s", "--timeout", "6s")
+		wantVerdict(t, r, 3, "not met")
+	})
 }
