@@ -551,7 +551,7 @@ func (t *targetRun) update(ev workloadEvent, eval *check.Evaluator, stderr io.Wr
 		return
 	}
 	r := t.judge(ev.target, ev.obj)
-	if ev.obj == nil && ts.seen && r.State != check.Met {
+	if ev.obj == nil && ts.seen && (t.gone || t.absenceMeets(ev.target) == "") {
 		r.Message = "was deleted"
 	}
 	if r.Note != "" && r.Note != ts.note {
