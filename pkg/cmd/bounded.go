@@ -44,6 +44,18 @@ func (p *preparation) set(doing string) {
 	p.doing = doing
 }
 
+// swap says what is being done now and returns what was before.
+func (p *preparation) swap(doing string) string {
+	if p == nil {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	before := p.doing
+	p.doing = doing
+	return before
+}
+
 // start hands the run over to the run proper; false: it was abandoned.
 func (p *preparation) start() bool {
 	p.mu.Lock()

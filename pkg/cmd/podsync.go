@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -277,7 +278,7 @@ func (o *Options) Validate() error {
 		// The writer prints one row at a time: the run sorts the list.
 		*o.printFlags.HumanReadableFlags.SortBy = ""
 	}
-	rules, err := health.Load(o.healthRules)
+	rules, err := o.loadRules()
 	if err != nil {
 		return usageError("%s", oneLine(err))
 	}
@@ -339,6 +340,20 @@ func (o *Options) validateNumbers() error {
 		return nil
 	}
 	return usageError("invalid --color %q: want auto, always or never", o.color)
+}
+
+// loadRules reads and compiles the --health-rules files. Compiling many
+// rules takes a while: a --timeout or a signal meanwhile says so.
+func (o *Options) loadRules() (*health.Rules, error) {
+	if len(o.healthRules) == 0 {
+		return health.Load(nil)
+	}
+	before := o.prep.swap(fmt.Sprintf("compiling the health rules (--health-rules %s)", strings.Join(o.healthRules, ", --health-rules ")))
+	rules, err := health.Load(o.healthRules)
+	if err == nil {
+		o.prep.swap(before)
+	}
+	return rules, err
 }
 
 // Run runs the check or stream against the clusters of the kubeconfig's

@@ -1,10 +1,12 @@
 package health
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/cel-go/common/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -50,13 +52,20 @@ const (
 // can have none (no status subresource, no status in its schema): it is
 // met once it exists.
 func (rs *Rules) Judge(obj *unstructured.Unstructured, d Discovery) check.Rollout {
+	return rs.JudgeContext(context.Background(), obj, d)
+}
+
+// JudgeContext is Judge with the run's context: a rule's evaluation stops
+// when ctx ends, and after evalTimeout; a rule stopped waits, and says it
+// took too long.
+func (rs *Rules) JudgeContext(ctx context.Context, obj *unstructured.Unstructured, d Discovery) check.Rollout {
 	if obj == nil {
 		return check.Rollout{State: check.Pending, Message: "does not exist (yet)", Rule: RuleExists}
 	}
 	gk := obj.GroupVersionKind().GroupKind()
 	if rs != nil {
 		if r, ok := rs.byKind[gk]; ok {
-			return r.judge(obj)
+			return r.judge(ctx, obj)
 		}
 	}
 	return judgeKstatus(obj, gk, d)
@@ -66,7 +75,7 @@ func (rs *Rules) Judge(obj *unstructured.Unstructured, d Discovery) check.Rollou
 // differs from metadata.generation waits; then inProgress, failed and
 // current are evaluated in this order and the first that is true decides;
 // none true waits.
-func (r *rule) judge(obj *unstructured.Unstructured) check.Rollout {
+func (r *rule) judge(ctx context.Context, obj *unstructured.Unstructured) check.Rollout {
 	out := check.Rollout{State: check.Pending, Rule: r.label()}
 	if msg, stale := NotObserved(obj); stale {
 		out.Message = msg
@@ -74,12 +83,19 @@ func (r *rule) judge(obj *unstructured.Unstructured) check.Rollout {
 	}
 	// A condition of an older generation is not seen by the expressions.
 	fresh, _ := Fresh(obj)
+	evalCtx, cancel := evalContext(ctx)
+	defer cancel()
+	start := time.Now()
 	for _, e := range r.exprs {
 		if e == nil {
 			continue
 		}
-		val, _, err := e.prog.Eval(fresh.Object)
+		val, _, err := e.prog.ContextEval(evalCtx, fresh.Object)
 		if err != nil {
+			if why := stopped(ctx, evalCtx, err, time.Since(start)); why != "" {
+				out.Message = fmt.Sprintf("its %s expression %s; the rule waits: %s", e.field, why, short(e.src))
+				return out
+			}
 			out.Message = fmt.Sprintf("its %s expression cannot be evaluated on it (%s): %s; the rule waits until it can",
 				e.field, oneLine(err.Error()), short(e.src))
 			return out

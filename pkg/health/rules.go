@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
+	celenv "github.com/google/cel-go/common/env"
 	"github.com/google/cel-go/ext"
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -325,7 +326,10 @@ func (rs *Rules) Label(gk schema.GroupKind) string {
 // gets its own free identifiers (status, metadata, spec, ...) declared as
 // dyn when it is compiled.
 func baseEnv() (*cel.Env, error) {
-	return cel.NewEnv(
+	// The standard library's matches is replaced by boundedMatch.
+	std := celenv.NewLibrarySubset().AddExcludedFunctions(&celenv.Function{Name: "matches"})
+	return cel.NewCustomEnv(
+		cel.StdLib(cel.StdLibSubset(std)),
 		cel.EagerlyValidateDeclarations(true),
 		cel.DefaultUTCTimeZone(true),
 		cel.CrossTypeNumericComparisons(true),
@@ -333,6 +337,7 @@ func baseEnv() (*cel.Env, error) {
 		ext.Strings(),
 		ext.Sets(),
 		ext.Encoders(),
+		matchOverloads(),
 	)
 }
 
@@ -385,10 +390,7 @@ func compile(env *cel.Env, field, src string) (*expression, error) {
 	if t := checked.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 		return nil, fmt.Errorf("is not a boolean expression: it yields %s (compare it, e.g. status.phase == 'Healthy')", t)
 	}
-	prog, err := full.Program(checked,
-		cel.EvalOptions(cel.OptOptimize),
-		cel.CostLimit(costLimit),
-	)
+	prog, err := full.Program(checked, append(programOptions(), cel.EvalOptions(cel.OptOptimize))...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot be prepared: %v", err)
 	}

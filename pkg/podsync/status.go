@@ -136,7 +136,7 @@ func (t *targetRun) judge(tg check.Target, obj runtime.Object) check.Rollout {
 	case k.missing != "":
 		return check.Rollout{State: check.Pending, Message: k.missing}
 	}
-	return t.rules.Judge(u, k.discovery)
+	return t.rules.JudgeContext(t.runCtx, u, k.discovery)
 }
 
 // absenceMeets says what the absence of a hook deleted once it succeeds

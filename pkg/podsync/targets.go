@@ -95,6 +95,9 @@ type targetRun struct {
 	// only APIVersion and Kind): one request per kind, not per object.
 	discovered map[check.Target]statusKind
 	rules      *health.Rules
+	// runCtx is the run's context: it ends a rule's evaluation when the
+	// run ends (--timeout, a signal), so the loop is not held.
+	runCtx context.Context
 	// gone: the check waits for the targets to go (--until gone).
 	gone bool
 	// home is the cluster's namespace, watched for pods when no target
@@ -204,7 +207,7 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		selectors: map[check.Target]labels.Selector{}, owners: map[string][]*targetState{}, started: time.Now(),
 		stderr: s.stderr, uids: map[check.Target]types.UID{}, objects: map[check.Target]runtime.Object{},
 		replicaSets: map[string]*appsv1.ReplicaSet{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{},
-		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules, gone: cfg.Check.Gone(),
+		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules, runCtx: ctx, gone: cfg.Check.Gone(),
 		deletedOnSuccess: cfg.DeletedOnSuccess}
 	var groups []*watchGroup
 	byProto := map[check.Target]*watchGroup{}

@@ -1,0 +1,67 @@
+package checks
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bigStatus is a status with n items and a round number, as a merge
+// patch of the status subresource.
+func bigStatus(n, round int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"name":"item-%d","ready":"True"}`, i)
+	}
+	return fmt.Sprintf(`{"status":{"round":%d,"items":[%s]}}`, round, strings.Join(items, ","))
+}
+
+// patchStatusFile writes obj's status subresource from a file: a big
+// status does not fit on a command line.
+func patchStatusFile(t *testing.T, ns, kind, name, patch string) {
+	t.Helper()
+	env.Kubectl(t, "patch", "-n", ns, strings.ToLower(kind)+"."+customGroup, name, "--subresource=status", "--type=merge",
+		"--patch-file", writeFile(t, "status.json", patch))
+}
+
+var verdictAfter = regexp.MustCompile(`Verdict:  not met \(exit 3\) after (\S+)`)
+
+// TestSlowHealthRuleKeepsTheTimeout: a health rule whose evaluation over a
+// large status takes seconds is stopped (it waits and says it took too
+// long), and an evaluation under way when --timeout passes is
+// interrupted: the run ends at its timeout, not when the rule is done.
+func TestSlowHealthRuleKeepsTheTimeout(t *testing.T) {
+	withCRDs(t)
+	ns := env.Namespace(t)
+	manifest := writeFile(t, "db.yaml", custom("Database", "big", "{replicas: 1}"))
+	env.Kubectl(t, "apply", "-n", ns, "-f", manifest)
+	patchStatusFile(t, ns, "Database", "big", bigStatus(3000, 1))
+	rules := writeFile(t, "rules.yaml", `- apiVersion: `+customGroup+`/v1
+  kind: Database
+  current: status.items.all(a, status.items.exists(b, b.name == a.name))
+`)
+	s := env.Start(t, "-n", ns, "-f", manifest, "--until", "ready", "--timeout", "5s", "--health-rules", rules)
+	// A change shortly before the timeout: its evaluation is under way
+	// when the timeout passes.
+	time.Sleep(3500 * time.Millisecond)
+	patchStatusFile(t, ns, "Database", "big", bigStatus(3000, 2))
+	r := s.Wait(2 * time.Minute)
+	t.Logf("%s", r)
+	wantVerdict(t, r, 3, "not met")
+	m := verdictAfter.FindStringSubmatch(r.Stderr)
+	if m == nil {
+		t.Fatalf("no not-met verdict line\n%s", r.Stderr)
+	}
+	after, err := time.ParseDuration(m[1])
+	if err != nil {
+		t.Fatalf("verdict duration %q: %v", m[1], err)
+	}
+	if after > 6500*time.Millisecond {
+		t.Errorf("the run ended %s after it started, want within 1.5s of its --timeout 5s", after)
+	}
+	if !strings.Contains(r.Stderr, "took too long") && !strings.Contains(r.Stderr, "when the run ended") {
+		t.Errorf("stderr does not say that the rule took too long\n%s", r.Stderr)
+	}
+}
