@@ -48,11 +48,11 @@ func evalContext(ctx context.Context) (context.Context, context.CancelFunc) {
 func stopped(run, eval context.Context, err error, took time.Duration) string {
 	switch {
 	case run != nil && run.Err() != nil:
-		return fmt.Sprintf("was still being evaluated when the run ended (for %s): the run is ending", took.Round(time.Millisecond))
+		return fmt.Sprintf("was stopped unfinished when the run ended (it had run for %s)", took.Round(time.Millisecond))
 	case errors.Is(err, context.DeadlineExceeded) || eval.Err() != nil:
-		return fmt.Sprintf("took too long: it was stopped after %s", evalTimeout)
+		return fmt.Sprintf("took too long: it was stopped after %s; the rule waits", evalTimeout)
 	case strings.Contains(err.Error(), "cost limit exceeded"):
-		return fmt.Sprintf("took too long: it exceeded the cost limit of %d operations", costLimit)
+		return fmt.Sprintf("took too long: it exceeded the cost limit of %d operations; the rule waits", costLimit)
 	}
 	return ""
 }

@@ -61,7 +61,7 @@ func TestRunEndInterruptsRule(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	v := judgeTimed(t, ctx, rs, bigList(3000), 300*time.Millisecond)
-	if v.State != check.Pending || !strings.Contains(v.Message, "the run is ending") {
+	if v.State != check.Pending || !strings.Contains(v.Message, "stopped unfinished when the run ended") {
 		t.Errorf("Judge = %v %q, want pending, stopped", v.State, v.Message)
 	}
 }

@@ -93,7 +93,7 @@ func (r *rule) judge(ctx context.Context, obj *unstructured.Unstructured) check.
 		val, _, err := e.prog.ContextEval(evalCtx, fresh.Object)
 		if err != nil {
 			if why := stopped(ctx, evalCtx, err, time.Since(start)); why != "" {
-				out.Message = fmt.Sprintf("its %s expression %s; the rule waits: %s", e.field, why, short(e.src))
+				out.Message = fmt.Sprintf("its %s expression %s: %s", e.field, why, short(e.src))
 				return out
 			}
 			out.Message = fmt.Sprintf("its %s expression cannot be evaluated on it (%s): %s; the rule waits until it can",
