@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -26,6 +27,39 @@ func patchStatusFile(t *testing.T, ns, kind, name, patch string) {
 		"--patch-file", writeFile(t, "status.json", patch))
 }
 
+// slowRule is a Database with a 3,000-item status and a rule quadratic
+// in it: seconds per evaluation without a deadline.
+func slowRule(t *testing.T) (ns, manifest, rules string) {
+	withCRDs(t)
+	ns = env.Namespace(t)
+	manifest = writeFile(t, "db.yaml", custom("Database", "big", "{replicas: 1}"))
+	env.Kubectl(t, "apply", "-n", ns, "-f", manifest)
+	patchStatusFile(t, ns, "Database", "big", bigStatus(3000, 1))
+	rules = writeFile(t, "rules.yaml", `- apiVersion: `+customGroup+`/v1
+  kind: Database
+  current: status.items.all(a, status.items.exists(b, b.name == a.name))
+`)
+	return ns, manifest, rules
+}
+
+// TestSlowHealthRuleKeepsTheSignal: SIGTERM during a rule's evaluation
+// ends the run at once, with its summary.
+func TestSlowHealthRuleKeepsTheSignal(t *testing.T) {
+	ns, manifest, rules := slowRule(t)
+	s := env.Start(t, "-n", ns, "-f", manifest, "--until", "ready", "--health-rules", rules)
+	time.Sleep(3 * time.Second)
+	patchStatusFile(t, ns, "Database", "big", bigStatus(3000, 2))
+	time.Sleep(300 * time.Millisecond)
+	sent := time.Now()
+	r := s.Stop(syscall.SIGTERM)
+	took := time.Since(sent)
+	t.Logf("ended %s after SIGTERM\n%s", took.Round(time.Millisecond), r)
+	wantVerdict(t, r, 143, "interrupted")
+	if took > 1500*time.Millisecond {
+		t.Errorf("the run ended %s after SIGTERM, want within 1.5s", took.Round(time.Millisecond))
+	}
+}
+
 var verdictAfter = regexp.MustCompile(`Verdict:  not met \(exit 3\) after (\S+)`)
 
 // TestSlowHealthRuleKeepsTheTimeout: a health rule whose evaluation over a
@@ -33,15 +67,7 @@ var verdictAfter = regexp.MustCompile(`Verdict:  not met \(exit 3\) after (\S+)`
 // long), and an evaluation under way when --timeout passes is
 // interrupted: the run ends at its timeout, not when the rule is done.
 func TestSlowHealthRuleKeepsTheTimeout(t *testing.T) {
-	withCRDs(t)
-	ns := env.Namespace(t)
-	manifest := writeFile(t, "db.yaml", custom("Database", "big", "{replicas: 1}"))
-	env.Kubectl(t, "apply", "-n", ns, "-f", manifest)
-	patchStatusFile(t, ns, "Database", "big", bigStatus(3000, 1))
-	rules := writeFile(t, "rules.yaml", `- apiVersion: `+customGroup+`/v1
-  kind: Database
-  current: status.items.all(a, status.items.exists(b, b.name == a.name))
-`)
+	ns, manifest, rules := slowRule(t)
 	s := env.Start(t, "-n", ns, "-f", manifest, "--until", "ready", "--timeout", "5s", "--health-rules", rules)
 	// A change shortly before the timeout: its evaluation is under way
 	// when the timeout passes.
