@@ -2,7 +2,6 @@ package checks
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,8 +59,6 @@ func TestSlowHealthRuleKeepsTheSignal(t *testing.T) {
 	}
 }
 
-var verdictAfter = regexp.MustCompile(`Verdict:  not met \(exit 3\) after (\S+)`)
-
 // TestSlowHealthRuleKeepsTheTimeout: a health rule whose evaluation over a
 // large status takes seconds is stopped (it waits and says it took too
 // long), and an evaluation under way when --timeout passes is
@@ -76,15 +73,7 @@ func TestSlowHealthRuleKeepsTheTimeout(t *testing.T) {
 	r := s.Wait(time.Minute)
 	t.Logf("%s", r)
 	wantVerdict(t, r, 3, "not met")
-	m := verdictAfter.FindStringSubmatch(r.Stderr)
-	if m == nil {
-		t.Fatalf("no not-met verdict line\n%s", r.Stderr)
-	}
-	after, err := time.ParseDuration(m[1])
-	if err != nil {
-		t.Fatalf("verdict duration %q: %v", m[1], err)
-	}
-	if after > 6500*time.Millisecond {
+	if after := verdictAfter(t, r.Stderr); after > 6500*time.Millisecond {
 		t.Errorf("the run ended %s after it started, want within 1.5s of its --timeout 5s", after)
 	}
 	if !strings.Contains(r.Stderr, "took too long") && !strings.Contains(r.Stderr, "stopped unfinished when the run ended") {
