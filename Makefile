@@ -23,6 +23,7 @@ BENCH_MOD := hack/bench
 # Fuzz executions per target in the fast lane (`make check`).
 CHECK_FUZZ_MODEL_RUNS  ?= 2x
 CHECK_FUZZ_PARSER_RUNS ?= 2000x
+CHECK_FUZZ_WRITER_RUNS ?= 2000x
 UNIT_FLAGS ?= -race
 
 .PHONY: help build tools check test unit e2e bench fuzz fuzz-smoke vet lint readme demo cluster-up cluster-down dist validate-krew clean
@@ -60,7 +61,9 @@ check: vet ## Fast lane, under 5 minutes warm: vet and lint, unit tests (-short)
 	$(MAKE) --no-print-directory fuzz-smoke
 	@echo 'check: passed (make test is the full gate)'
 
-test: vet fuzz ## The full gate (.ci/run): every test, unit and end-to-end against a local control plane, with -race
+# .ci/run runs make check first, then make test with SKIP_VET=1: vet and lint
+# have passed by then and take minutes. Alone, make test is the full gate.
+test: $(if $(SKIP_VET),,vet) fuzz ## The full gate: vet, fuzz, every test, unit and end-to-end against a local control plane, with -race
 	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" $(GO) test -race -count=1 -p 1 -timeout $(TEST_TIMEOUT) ./...
 	cd $(BENCH_MOD) && $(GO) test -race -count=1 ./...
 
@@ -84,7 +87,7 @@ fuzz: ## Fuzz the model of a run (8 histories), the --until, --fail-on and durat
 	$(GO) test -run '^$$' -fuzz '^FuzzEscape$$' -fuzztime $(fuzz_parser) ./internal/text
 
 fuzz-smoke: ## The fuzz targets of make fuzz with small counts (part of make check)
-	$(MAKE) --no-print-directory fuzz FUZZ_MODEL_RUNS=$(CHECK_FUZZ_MODEL_RUNS) FUZZ_PARSER_RUNS=$(CHECK_FUZZ_PARSER_RUNS) FUZZTIME=
+	$(MAKE) --no-print-directory fuzz FUZZ_MODEL_RUNS=$(CHECK_FUZZ_MODEL_RUNS) FUZZ_PARSER_RUNS=$(CHECK_FUZZ_PARSER_RUNS) FUZZ_WRITER_RUNS=$(CHECK_FUZZ_WRITER_RUNS) FUZZTIME=
 
 # The scale benchmark: not part of `make test` (test/bench runs a small
 # smoke of it there). It takes about two hours at the default sizes on two
