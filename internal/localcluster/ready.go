@@ -206,6 +206,42 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
+// WaitWorking waits until the cluster works as after Start: every node
+// Ready and free of the node lifecycle controller's taints, and a
+// smoke-test Deployment's pod Ready (deployment and replica set
+// controllers, scheduler and kwok). After the API server restarts, /readyz
+// passes long before the other components are back: each re-connects on
+// its own, after a back-off that grows with the outage, and a node whose
+// lease looked stale meanwhile stays tainted until kwok renews it.
+func (c *Cluster) WaitWorking(ctx context.Context) error {
+	cs, err := c.clientset()
+	if err != nil {
+		return err
+	}
+	err = c.poll(ctx, "nodes to be Ready and untainted", c.all(), c.named(Kwok, ControllerManager), func(ctx context.Context) error {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for i := range nodes.Items {
+			n := &nodes.Items[i]
+			if !nodeReady(n) {
+				return fmt.Errorf("node %s is not Ready", n.Name)
+			}
+			for _, taint := range n.Spec.Taints {
+				if strings.HasPrefix(taint.Key, "node.kubernetes.io/") {
+					return fmt.Errorf("node %s has the taint %s", n.Name, taint.Key)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.smokeTest(ctx)
+}
+
 // waitDefaultServiceAccount waits for the controller manager to create the
 // default ServiceAccount, without which the API server rejects pods.
 func (c *Cluster) waitDefaultServiceAccount(ctx context.Context) error {
@@ -229,7 +265,8 @@ func (c *Cluster) smokeTest(ctx context.Context) error {
 	}
 	const ns, name = "kube-system", "podsync-smoke"
 	deps := cs.AppsV1().Deployments(ns)
-	if _, err := deps.Create(ctx, smokeDeployment(name), metav1.CreateOptions{}); err != nil {
+	// One left by a smoke test cut short is awaited like a new one.
+	if _, err := deps.Create(ctx, smokeDeployment(name), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create smoke-test deployment: %w", err)
 	}
 	pods := cs.CoreV1().Pods(ns)

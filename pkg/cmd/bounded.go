@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
@@ -83,6 +84,11 @@ func (p *preparation) abandon() (string, bool) {
 // --timeout (which counts from here) and at a signal whatever it waits on.
 func (o *Options) runBounded(ctx context.Context, c *cobra.Command, args []string) error {
 	start := time.Now()
+	o.quietKlog(c)
+	// With its timestamp, this line lets a caller time the end against the
+	// clock that --timeout counts on rather than the process start, which
+	// a loaded machine can delay by seconds.
+	klog.V(1).InfoS("The command's clock starts", "timeout", o.timeout)
 	o.prep = &preparation{doing: "reading the kubeconfig"}
 	done := make(chan error, 1)
 	go func() { done <- o.completeAndRun(ctx, c, args, start) }()

@@ -192,7 +192,6 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 	o.names = args
 	o.untilSet = c.Flags().Changed("until")
 	o.failOnSet = c.Flags().Changed("fail-on")
-	o.quietKlog(c)
 	if err := o.selectContexts(); err != nil {
 		return err
 	}

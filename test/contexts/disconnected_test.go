@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
 	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
@@ -26,15 +25,7 @@ func TestDisconnectedContextIsNotMet(t *testing.T) {
 	s := env.Start(t, "--context", all, "-n", ns, "-l", "app=web", "--until", "ready", "--timeout", "45s", "--progress-interval", "2s")
 	s.WaitLines(`^SYNC\s+podsync-[23]\s+web\s+1/1\s+Running\s`, 2, 2*time.Minute)
 
-	down := env.Clusters[1]
-	if err := down.Kill(localcluster.APIServer); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := down.Restart(localcluster.APIServer); err != nil {
-			t.Errorf("restart podsync-2's API server: %v", err)
-		}
-	})
+	killAPIServer(t, 1)
 	s.WaitStderr(`(?m)^podsync: lost the connection to the API server of context podsync-2 `, 2*time.Minute)
 	createPod(t, cs[0].cs, ns, pod("web", nil))
 	harness.WaitReady(t, cs[0].cs, ns, "web")

@@ -11,7 +11,6 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
 	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
@@ -49,15 +48,7 @@ func TestAPIServerKilledInOneContext(t *testing.T) {
 	table.WaitLines(`^SYNC\s+podsync-\d\s+(keep|doomed)\s+1/1\s+Running\s`, 6, 2*time.Minute)
 	names.WaitLines(`^podsync-\d pod/(keep|doomed) synced$`, 6, 2*time.Minute)
 
-	if err := down.Kill(localcluster.APIServer); err != nil {
-		t.Fatal(err)
-	}
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			_ = down.Restart(localcluster.APIServer)
-		}
-	})
+	out := killAPIServer(t, 1)
 	lost := `(?m)^podsync: lost the connection to the API server of context podsync-2 \(.*\); retrying$`
 	table.WaitStderr(lost, 2*time.Minute)
 	names.WaitStderr(lost, 2*time.Minute)
@@ -75,10 +66,7 @@ func TestAPIServerKilledInOneContext(t *testing.T) {
 	harness.DeleteNow(t, viaB, ns, "doomed")
 	time.Sleep(2 * time.Second) // down a little longer: podsync keeps retrying meanwhile
 
-	if err := down.Restart(localcluster.APIServer); err != nil {
-		t.Fatal(err)
-	}
-	restarted = true
+	out.restart()
 	back := `(?m)^podsync: reconnected to the API server of context podsync-2 after \S+; changes made meanwhile follow$`
 	for _, s := range []*harness.Stream{table, names} {
 		s.WaitStderr(back, 2*time.Minute)
@@ -127,15 +115,7 @@ func TestAPIServerKilledInOneContext(t *testing.T) {
 func TestUnreachableAtStart(t *testing.T) {
 	ns := namespace(t)
 	readyPodEverywhere(t, ns, "web")
-	down := env.Clusters[2]
-	if err := down.Kill(localcluster.APIServer); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := down.Restart(localcluster.APIServer); err != nil {
-			t.Errorf("restart podsync-3's API server: %v", err)
-		}
-	})
+	killAPIServer(t, 2)
 
 	r := env.Podsync(t, time.Minute, "--context", all, "-n", ns, "--once")
 	wantExit(t, r, 1)
@@ -151,7 +131,7 @@ func TestUnreachableAtStart(t *testing.T) {
 		t.Errorf("stderr %q, want the skip said once, alone", r.Stderr)
 	}
 
-	r = env.Podsync(t, time.Minute, "--context", all, "-n", ns, "--until", "ready", "--timeout", "30s", "--skip-unavailable")
+	r = env.Podsync(t, time.Minute, "--context", all, "-n", ns, "--until", "ready", "--timeout", "30s", "--skip-unavailable", "-v=1")
 	wantExit(t, r, 4)
 	if n := len(skipped.FindAllString(r.Stderr, -1)); n != 1 {
 		t.Errorf("the skip said %d times, want once\n%s", n, r)
@@ -160,7 +140,7 @@ func TestUnreachableAtStart(t *testing.T) {
 		"Contexts: podsync-1  met     1 pod   all 1 matching pods satisfy ready\n"+
 			"          podsync-2  met     1 pod   all 1 matching pods satisfy ready\n"+
 			"          podsync-3  failed  0 pods  unavailable: list pods at https://127.0.0.1:")
-	if r.Took > 20*time.Second {
-		t.Errorf("the verdict waited %s: once the others are met it is known", r.Took)
+	if took := harness.SinceClock(t, r); took > 20*time.Second {
+		t.Errorf("the verdict waited %s: once the others are met it is known", took)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
 	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
@@ -168,5 +169,72 @@ func wantExit(t *testing.T, r harness.Result, code int) {
 	t.Helper()
 	if r.Code != code {
 		t.Fatalf("exit %d, want %d\n%s", r.Code, code, r)
+	}
+}
+
+// outage is an API server a test killed.
+type outage struct {
+	t         *testing.T
+	cluster   *localcluster.Cluster
+	context   string
+	restarted bool
+}
+
+// killAPIServer SIGKILLs the API server of env.Clusters[i]. The test's
+// cleanup restarts it, unless the test did (outage.restart), and waits
+// until the cluster works again, so that the next test does not race the
+// cluster's own recovery.
+func killAPIServer(t *testing.T, i int) *outage {
+	t.Helper()
+	o := &outage{t: t, cluster: env.Clusters[i], context: env.Contexts[i]}
+	if err := o.cluster.Kill(localcluster.APIServer); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !o.restarted {
+			if err := o.cluster.Restart(localcluster.APIServer); err != nil {
+				t.Errorf("restart %s's API server: %v", o.context, err)
+				return
+			}
+		}
+		o.waitWorking()
+	})
+	return o
+}
+
+// restart starts the API server again and waits until it is healthy.
+func (o *outage) restart() {
+	o.t.Helper()
+	if err := o.cluster.Restart(localcluster.APIServer); err != nil {
+		o.t.Fatalf("restart %s's API server: %v", o.context, err)
+	}
+	o.restarted = true
+}
+
+// waitWorking waits until the restarted cluster schedules and runs pods
+// again (localcluster's WaitWorking). The controller manager, scheduler and
+// kwok re-connect by themselves; should one still be in its back-off
+// after two minutes, the three are restarted and the wait begins anew.
+func (o *outage) waitWorking() {
+	o.t.Helper()
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	err := o.cluster.WaitWorking(ctx)
+	cancel()
+	if err == nil {
+		o.t.Logf("%s works again %s after its API server was restarted", o.context, time.Since(began).Round(time.Millisecond))
+		return
+	}
+	o.t.Logf("%s does not work 2m after its API server was restarted (%v); restarting its controller manager, scheduler and kwok", o.context, err)
+	for _, name := range []string{localcluster.ControllerManager, localcluster.Scheduler, localcluster.Kwok} {
+		if err := o.cluster.Restart(name); err != nil {
+			o.t.Errorf("restart %s of %s: %v", name, o.context, err)
+			return
+		}
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := o.cluster.WaitWorking(ctx); err != nil {
+		o.t.Errorf("%s does not work after its restarts: %v", o.context, err)
 	}
 }

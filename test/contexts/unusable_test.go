@@ -11,8 +11,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
 )
 
 // brokenKubeconfig is the test kubeconfig with podsync-3's cluster
@@ -83,15 +81,7 @@ func TestTargetsWithOneContextDown(t *testing.T) {
 	if err := os.WriteFile(manifest, []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	down := env.Clusters[2]
-	if err := down.Kill(localcluster.APIServer); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := down.Restart(localcluster.APIServer); err != nil {
-			t.Errorf("restart podsync-3's API server: %v", err)
-		}
-	})
+	killAPIServer(t, 2)
 	named := regexp.MustCompile(`(?m)^error: context podsync-3: .*connection refused$`)
 	skipped := regexp.MustCompile(`(?m)^warning: context podsync-3: unavailable, going on without it \(--skip-unavailable\): .*connection refused$`)
 	for name, target := range map[string][]string{"TYPE/NAME": {"deploy/web"}, "-f": {"-f", manifest}} {

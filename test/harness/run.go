@@ -20,7 +20,10 @@ import (
 type Result struct {
 	Code           int
 	Stdout, Stderr string
-	Took           time.Duration
+	// Took is from the start of kubectl to Ended, when the test saw the
+	// command end.
+	Took  time.Duration
+	Ended time.Time
 }
 
 func (r Result) String() string {
@@ -58,7 +61,8 @@ func (e *Env) PodsyncEnv(t testing.TB, limit time.Duration, extraEnv []string, a
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	r := Result{Code: ExitCode(err), Stdout: stdout.String(), Stderr: stderr.String(), Took: time.Since(start)}
+	ended := time.Now()
+	r := Result{Code: ExitCode(err), Stdout: stdout.String(), Stderr: stderr.String(), Took: ended.Sub(start), Ended: ended}
 	if ctx.Err() != nil {
 		t.Fatalf("kubectl podsync %s did not end within %s\n%s", strings.Join(args, " "), limit, r)
 	}

@@ -87,9 +87,10 @@ func (e *Env) start(t testing.TB, extraEnv []string, hold <-chan struct{}, args 
 			s.mu.Unlock()
 		}
 		err := s.cmd.Wait()
+		ended := time.Now()
 		s.mu.Lock()
-		s.ended = time.Now()
-		s.res = Result{Code: ExitCode(err), Stdout: joinLines(s.lines), Stderr: s.stderr.String(), Took: s.ended.Sub(s.start)}
+		s.ended = ended
+		s.res = Result{Code: ExitCode(err), Stdout: joinLines(s.lines), Stderr: s.stderr.String(), Took: ended.Sub(s.start), Ended: ended}
 		s.mu.Unlock()
 		close(s.done)
 	}()
