@@ -18,9 +18,9 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/retry"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
 // Byte limits of a log tail. The server is asked for the last lines
@@ -152,7 +152,7 @@ func Retriable(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, context.DeadlineExceeded) || source.Unreachable(err) {
+	if errors.Is(err, context.DeadlineExceeded) || retry.Unreachable(err) {
 		return true
 	}
 	var st apierrors.APIStatus

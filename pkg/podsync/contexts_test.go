@@ -119,9 +119,9 @@ func testContextsSlowClusterDelaysNoOther(t *testing.T) {
 	fast.put(newSimPod("a", "web-1", 1, creating, ""))
 	release := make(chan struct{})
 	held := &source.Source{
-		List: func(ctx context.Context, o metav1.ListOptions) (*source.PodRowList, error) {
+		List: func(ctx context.Context, o metav1.ListOptions, call source.Call) (*source.PodRowList, error) {
 			<-release
-			return slow.list(ctx, o)
+			return slow.list(ctx, o, call)
 		},
 		Watch: slow.watch,
 	}
@@ -287,13 +287,13 @@ func testContextsFailureBeforeAnotherListed(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	held := &source.Source{
-		List: func(ctx context.Context, o metav1.ListOptions) (*source.PodRowList, error) {
+		List: func(ctx context.Context, o metav1.ListOptions, call source.Call) (*source.PodRowList, error) {
 			select {
 			case <-release:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			return slow.list(ctx, o)
+			return slow.list(ctx, o, call)
 		},
 		Watch: slow.watch,
 	}
@@ -348,8 +348,8 @@ func TestFailureOnAFirstPageIsExplained(t *testing.T) {
 			page, _ := s.snapshot()
 			page.Continue = "more"
 			halfway := &source.Source{
-				List: func(ctx context.Context, _ metav1.ListOptions) (*source.PodRowList, error) {
-					source.ObservePage(ctx, page)
+				List: func(ctx context.Context, _ metav1.ListOptions, call source.Call) (*source.PodRowList, error) {
+					call.ObservePage(page)
 					<-ctx.Done() // the next page never comes
 					return nil, ctx.Err()
 				},

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/retry"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
@@ -17,7 +18,6 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -39,7 +39,7 @@ type diagnoses struct {
 
 // setUpDiagnosis makes the diagnosis the workers' own work for each key:
 // an attempt that may pass goes back to the rate-limited queue, spaced
-// like the project's other retries (source.Backoff, a Retry-After when
+// like the project's other retries (retry.Backoff, a Retry-After when
 // the server sends one), and after --max-retries attempts the diagnosis
 // is delivered with what it has and one line on stderr.
 func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, s *stream, opts *controller.Options) {
@@ -54,7 +54,7 @@ func (w *clusterRun) setUpDiagnosis(ctx context.Context, cfg Config, c Cluster, 
 	d := diagnose.New(diagnose.Options{Client: c.Clients.Kube, LogLines: cfg.LogLines, Warn: s.stderr, Cluster: name})
 	w.diagnoser = d
 	deliver := opts.Deliver
-	b := source.Backoff()
+	b := retry.Backoff()
 	opts.RateLimiter = workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](b.Duration, b.Cap),
 		// All keys together: at most 10 retries a second, bursts of 100,

@@ -11,10 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/retry"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnose"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
 // maxExplained bounds the summary of a failed check; the rest are counted.
@@ -133,7 +133,7 @@ func (s *stream) events(ctx context.Context, w *clusterRun, pod *corev1.Pod) ([]
 	if w.diagnoser != nil {
 		list = func() ([]corev1.Event, error) { return w.diagnoser.Events(ctx, pod) }
 	}
-	events, err := source.Retry(ctx, source.Backoff(), s.cfg.MaxRetries, diagnose.Retriable, list)
+	events, err := retry.Do(ctx, retry.Backoff(), s.cfg.MaxRetries, diagnose.Retriable, list)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/retry"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
@@ -510,7 +511,7 @@ func (p *player) clusters() []podsync.Cluster {
 	for i, s := range p.sims {
 		out = append(out, podsync.Cluster{Name: fmt.Sprintf("c%d", i), Dial: func(r source.Reporter) source.Source {
 			s.reporter = r
-			return s.source().Retrying(source.Backoff())
+			return s.source().Retrying(retry.Backoff())
 		}})
 	}
 	return out

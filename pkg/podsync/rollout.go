@@ -21,9 +21,9 @@ import (
 	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/retry"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
 // rollouts looks up, for the Deployments that hold a check back, which
@@ -32,7 +32,7 @@ import (
 // once and again on each change of them; otherwise a lookup runs in its
 // own goroutine and reports to the stream loop, which owns the maps.
 // While a Deployment still holds the check back it is looked up again
-// after a delay that grows with source.Backoff (fast enough for a
+// after a delay that grows with retry.Backoff (fast enough for a
 // verdict right after a rollout, light enough for a Deployment that is
 // paused); failed lookups are retried the same way, up to --max-retries,
 // then its pods are judged alone.
@@ -141,7 +141,7 @@ func (r *rollouts) lookUpAll(ctx context.Context, keys []string) {
 			r.wg.Go(func() { r.lookUp(ctx, k, delay) })
 			continue
 		}
-		r.delays[k] = source.Backoff().DelayFunc()
+		r.delays[k] = retry.Backoff().DelayFunc()
 		ns, _, _ := cache.SplitMetaNamespaceKey(k)
 		first[ns] = append(first[ns], k)
 	}

@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/retry"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
 )
 
 func template(image string) corev1.PodTemplateSpec {
@@ -130,7 +130,7 @@ func TestRolloutsApply(t *testing.T) {
 	t.Run("confirmed", func(t *testing.T) {
 		var warn bytes.Buffer
 		e, r := evaluatorHeldBy(t), newRollouts(nil, 3, &warn, 0, nil)
-		r.inFlight["shop/web"], r.delays["shop/web"] = true, source.Backoff().DelayFunc()
+		r.inFlight["shop/web"], r.delays["shop/web"] = true, retry.Backoff().DelayFunc()
 		r.apply(e, rolloutResult{key: "shop/web", cur: check.CurrentRevision{ReplicaSet: "web-new", Hash: "new"}})
 		if v := e.Verdict(); v.State != check.Met || r.inFlight["shop/web"] || r.delays["shop/web"] != nil || warn.Len() != 0 {
 			t.Errorf("after confirmation: %v, in flight %v, delays %v, warning %q", v.State, r.inFlight, r.delays, warn.String())

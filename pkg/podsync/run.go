@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/retry"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
@@ -257,7 +258,7 @@ func (w *clusterRun) podSource(ctx context.Context, fail context.CancelCauseFunc
 	case c.Dial != nil:
 		built = c.Dial(conn)
 	case w.targets != nil:
-		built = w.targets.podSource(w.ctx, cfg, c.Clients, conn).Retrying(source.Backoff())
+		built = w.targets.podSource(w.ctx, cfg, c.Clients, conn).Retrying(retry.Backoff())
 	default:
 		built = podSource(cfg, c, conn)
 	}
@@ -375,7 +376,7 @@ func podSource(cfg Config, cluster Cluster, r source.Reporter) source.Source {
 		}
 		src = src.ByName(names)
 	}
-	return src.Retrying(source.Backoff())
+	return src.Retrying(retry.Backoff())
 }
 
 // podsIn is the pods the filter selects: server-side tables for the table

@@ -32,7 +32,7 @@ import (
 type sim struct {
 	table bool // rows carry table cells
 	// pageSize > 0 hands the run each list in pages of this many pods, as
-	// it would see them arrive (source.ObservePage).
+	// it would see them arrive (source.Call.ObservePage).
 	pageSize int
 	// failFirstList makes the first list fail after its first page; the
 	// reflector lists again after its back-off.
@@ -144,21 +144,21 @@ func (s *sim) reconnect() {
 	s.down = false
 }
 
-func (s *sim) list(ctx context.Context, opts metav1.ListOptions) (*source.PodRowList, error) {
+func (s *sim) list(ctx context.Context, opts metav1.ListOptions, call source.Call) (*source.PodRowList, error) {
 	if s.isDown() {
 		err := fmt.Errorf("list pods: %w", refused)
 		s.report("list", err)
 		return nil, err
 	}
-	out, err := s.listUp(ctx, opts)
+	out, err := s.listUp(ctx, opts, call)
 	s.report("list", err)
 	return out, err
 }
 
-func (s *sim) listUp(ctx context.Context, _ metav1.ListOptions) (*source.PodRowList, error) {
+func (s *sim) listUp(ctx context.Context, _ metav1.ListOptions, call source.Call) (*source.PodRowList, error) {
 	out, pages := s.snapshot()
 	for i, p := range pages {
-		source.ObservePage(ctx, p)
+		call.ObservePage(p)
 		if i == 0 && s.failFirstList && s.lists == 1 && len(pages) > 1 {
 			return nil, apierrors.NewServiceUnavailable("the first list fails half-way")
 		}
@@ -218,7 +218,7 @@ func (s *sim) maySync(key string, inc int) (bool, string) {
 	return s.syncable[key][inc], s.initialRV[key]
 }
 
-func (s *sim) watch(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+func (s *sim) watch(_ context.Context, opts metav1.ListOptions, _ source.Call) (watch.Interface, error) {
 	from, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
 	if err != nil {
 		return nil, apierrors.NewBadRequest("bad resourceVersion " + opts.ResourceVersion)

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/retry"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/controller"
@@ -358,14 +359,14 @@ func workloadListWatch(api workloadAPI, c *Clients, ns string, names []string, r
 	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return source.Retry(ctx, source.Backoff(), 0, source.Unreachable, func() (runtime.Object, error) {
+			return retry.Do(ctx, retry.Backoff(), 0, retry.Unreachable, func() (runtime.Object, error) {
 				obj, err := api.list(ctx, c.Kube, ns, narrow(o))
 				r.Result("list", err)
 				return obj, err
 			})
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return source.Retry(ctx, source.Backoff(), 0, source.Unreachable, func() (watch.Interface, error) {
+			return retry.Do(ctx, retry.Backoff(), 0, retry.Unreachable, func() (watch.Interface, error) {
 				w, err := api.watch(ctx, c.KubeWatch, ns, narrow(o))
 				r.Result("watch", err)
 				return w, err

@@ -1,8 +1,6 @@
 package source
 
 import (
-	"context"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -36,14 +34,13 @@ func streamsInitialEvents(opts metav1.ListOptions) bool {
 	return opts.SendInitialEvents != nil && *opts.SendInitialEvents
 }
 
-// initialPagesFor is what gathers the pages of a streaming list whose
-// context carries a page observer, or nil.
-func initialPagesFor(ctx context.Context, opts metav1.ListOptions) *initialPages {
-	observe, ok := ctx.Value(pageObserverKey{}).(func(*PodRowList))
-	if !ok || !streamsInitialEvents(opts) {
+// initialPagesFor is what gathers the pages of a streaming list for the
+// call's page observer, or nil.
+func initialPagesFor(call Call, opts metav1.ListOptions) *initialPages {
+	if call.Observe == nil || !streamsInitialEvents(opts) {
 		return nil
 	}
-	return &initialPages{observe: observe}
+	return &initialPages{observe: call.Observe}
 }
 
 // see takes one event of the stream, and says whether the initial pods

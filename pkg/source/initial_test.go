@@ -49,18 +49,18 @@ func TestStreamingListPages(t *testing.T) {
 
 	var mu sync.Mutex
 	var pages []*PodRowList
-	ctx := ObservingPages(context.Background(), func(p *PodRowList) {
+	call := Call{Observe: func(p *PodRowList) {
 		mu.Lock()
 		defer mu.Unlock()
 		pages = append(pages, p)
-	})
+	}}
 	observed := func() []*PodRowList {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]*PodRowList(nil), pages...)
 	}
 	f := &frames{body: io.NopCloser(bytes.NewReader(stream)), d: wire.Decoder{Pack: true},
-		initial: initialPagesFor(ctx, metav1.ListOptions{SendInitialEvents: ptr.To(true)})}
+		initial: initialPagesFor(call, metav1.ListOptions{SendInitialEvents: ptr.To(true)})}
 	for i := range n {
 		typ, obj, err := f.Decode()
 		if err != nil || typ != watch.Added || obj.(*wire.PodRow).Meta().Name != fmt.Sprintf("pod-%05d", i) {
@@ -94,10 +94,10 @@ func TestStreamingListPages(t *testing.T) {
 	if len(observed()) != len(got) {
 		t.Errorf("an event after the bookmark was paged")
 	}
-	if p := initialPagesFor(ctx, metav1.ListOptions{}); p != nil {
+	if p := initialPagesFor(call, metav1.ListOptions{}); p != nil {
 		t.Errorf("a watch that streams no list is paged")
 	}
-	if p := initialPagesFor(context.Background(), metav1.ListOptions{SendInitialEvents: ptr.To(true)}); p != nil {
+	if p := initialPagesFor(Call{}, metav1.ListOptions{SendInitialEvents: ptr.To(true)}); p != nil {
 		t.Errorf("a streaming list with no observer is paged")
 	}
 }
@@ -178,7 +178,7 @@ func TestPlainWatchAfterStreamedList(t *testing.T) {
 	defer cancel()
 	opts := metav1.ListOptions{SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true}
 	var listed []error
-	w, err := rawWatch(ctx, client, "", opts, wire.Decoder{Pack: true}, func(err error) { listed = append(listed, err) })
+	w, err := rawWatch(ctx, client, "", opts, Call{}, wire.Decoder{Pack: true}, func(err error) { listed = append(listed, err) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ func TestMalformedPodIsLeftOutAndTheStreamGoesOn(t *testing.T) {
 	for _, lean := range []bool{false, true} {
 		heard := &badPods{}
 		src := Objects(nil, nil, client, client, Filter{Lean: lean}, heard)
-		got, err := src.List(context.Background(), metav1.ListOptions{})
+		got, err := src.List(context.Background(), metav1.ListOptions{}, Call{})
 		if err != nil {
 			t.Fatalf("lean %v: the list failed on one bad pod: %v", lean, err)
 		}
@@ -114,7 +114,7 @@ func TestMalformedPodIsLeftOutAndTheStreamGoesOn(t *testing.T) {
 		if strings.Join(names, " ") != "a Running c Running" {
 			t.Errorf("lean %v: listed %v, want a and c", lean, names)
 		}
-		w, err := src.Watch(context.Background(), metav1.ListOptions{ResourceVersion: "7"})
+		w, err := src.Watch(context.Background(), metav1.ListOptions{ResourceVersion: "7"}, Call{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,11 +34,11 @@ type merged struct {
 	gen int
 }
 
-func (m *merged) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
+func (m *merged) list(ctx context.Context, opts metav1.ListOptions, call Call) (*PodRowList, error) {
 	out := &PodRowList{}
 	rvs := make([]string, len(m.sources))
 	for i, s := range m.sources {
-		l, err := s.List(ctx, opts)
+		l, err := s.List(ctx, opts, call)
 		if err != nil {
 			return nil, err
 		}
@@ -57,7 +57,7 @@ func (m *merged) list(ctx context.Context, opts metav1.ListOptions) (*PodRowList
 	return out, nil
 }
 
-func (m *merged) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+func (m *merged) watch(ctx context.Context, opts metav1.ListOptions, call Call) (watch.Interface, error) {
 	m.mu.Lock()
 	rvs, gen := slices.Clone(m.rvs), m.gen
 	m.mu.Unlock()
@@ -67,7 +67,7 @@ func (m *merged) watch(ctx context.Context, opts metav1.ListOptions) (watch.Inte
 		if i < len(rvs) && rvs[i] != "" {
 			o.ResourceVersion = rvs[i]
 		}
-		w, err := s.Watch(ctx, o)
+		w, err := s.Watch(ctx, o, call)
 		if err != nil {
 			mw.Stop()
 			return nil, err

@@ -27,11 +27,11 @@ type namespaceSource struct {
 
 func (n *namespaceSource) source() Source {
 	return Source{
-		List: func(context.Context, metav1.ListOptions) (*PodRowList, error) {
+		List: func(context.Context, metav1.ListOptions, Call) (*PodRowList, error) {
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: n.ns, Name: "p", ResourceVersion: n.rv}}
 			return &PodRowList{ListMeta: metav1.ListMeta{ResourceVersion: n.rv}, Items: []wire.PodRow{*wire.RowOf(p)}}, nil
 		},
-		Watch: func(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		Watch: func(_ context.Context, opts metav1.ListOptions, _ Call) (watch.Interface, error) {
 			n.mu.Lock()
 			defer n.mu.Unlock()
 			w := watch.NewFakeWithChanSize(1, false)
@@ -76,11 +76,11 @@ func TestMergeResumesEachSourceWhereItStood(t *testing.T) {
 	a, b := &namespaceSource{ns: "a", rv: "10"}, &namespaceSource{ns: "b", rv: "20"}
 	src := Merge(a.source(), b.source())
 	ctx := context.Background()
-	list, err := src.List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	list, err := src.List(ctx, metav1.ListOptions{ResourceVersion: "0"}, Call{})
 	if err != nil || len(list.Items) != 2 {
 		t.Fatalf("list = %v, %v", list, err)
 	}
-	w, err := src.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	w, err := src.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion}, Call{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestMergeResumesEachSourceWhereItStood(t *testing.T) {
 		t.Fatal("the merged watch goes on after a sub-watch ended")
 	}
 
-	w, err = src.Watch(ctx, metav1.ListOptions{ResourceVersion: "15"})
+	w, err = src.Watch(ctx, metav1.ListOptions{ResourceVersion: "15"}, Call{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +111,10 @@ func TestMergeResumesEachSourceWhereItStood(t *testing.T) {
 		t.Fatal("the merged watch goes on after an error")
 	}
 	// A relist starts every source afresh.
-	if _, err := src.List(ctx, metav1.ListOptions{}); err != nil {
+	if _, err := src.List(ctx, metav1.ListOptions{}, Call{}); err != nil {
 		t.Fatal(err)
 	}
-	w, _ = src.Watch(ctx, metav1.ListOptions{})
+	w, _ = src.Watch(ctx, metav1.ListOptions{}, Call{})
 	defer w.Stop()
 	if got := a.starts(); got[len(got)-1] != "10" {
 		t.Errorf("after a relist, a's watch started at %q", got[len(got)-1])

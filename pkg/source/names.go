@@ -28,23 +28,23 @@ func (s Source) InNamespaces(namespaces map[string]bool) Source {
 // a pod, as a name or a namespace does not: a pod it stopped accepting
 // would stay in the informer's cache.
 func (s Source) where(keep func(*metav1.ObjectMeta) bool) Source {
-	narrowed := func(ctx context.Context) context.Context {
-		if observe, ok := ctx.Value(pageObserverKey{}).(func(*PodRowList)); ok {
-			return ObservingPages(ctx, func(p *PodRowList) { observe(p.Where(keep)) })
+	narrowed := func(call Call) Call {
+		if observe := call.Observe; observe != nil {
+			call.Observe = func(p *PodRowList) { observe(p.Where(keep)) }
 		}
-		return ctx
+		return call
 	}
 	return Source{
 		StreamsLists: s.StreamsLists,
-		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
-			list, err := s.List(narrowed(ctx), opts)
+		List: func(ctx context.Context, opts metav1.ListOptions, call Call) (*PodRowList, error) {
+			list, err := s.List(ctx, opts, narrowed(call))
 			if err != nil {
 				return nil, err
 			}
 			return list.Where(keep), nil
 		},
-		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			w, err := s.Watch(narrowed(ctx), opts)
+		Watch: func(ctx context.Context, opts metav1.ListOptions, call Call) (watch.Interface, error) {
+			w, err := s.Watch(ctx, opts, narrowed(call))
 			if err != nil {
 				return nil, err
 			}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/retry"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
 )
 
@@ -47,15 +48,15 @@ func Objects(list, stream kubernetes.Interface, raw, rawWatch rest.Interface, f 
 	}
 	return Source{
 		StreamsLists: raw != nil && rawWatch != nil,
-		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
-			return listReported(ctx, f.apply(opts), page, r)
+		List: func(ctx context.Context, opts metav1.ListOptions, call Call) (*PodRowList, error) {
+			return listReported(ctx, f.apply(opts), call, page, r)
 		},
-		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		Watch: func(ctx context.Context, opts metav1.ListOptions, call Call) (watch.Interface, error) {
 			var listed func(error)
 			if streamsInitialEvents(opts) {
 				listed = func(err error) { orNop(r).Result("list", err) }
 			}
-			w, err := f.watch(ctx, stream, rawWatch, f.apply(opts), listed, r)
+			w, err := f.watch(ctx, stream, rawWatch, f.apply(opts), call, listed, r)
 			reportWatch(r, opts, err)
 			if err != nil {
 				return nil, fmt.Errorf("watch pods: %w", err)
@@ -77,16 +78,16 @@ func reportWatch(r Reporter, opts metav1.ListOptions, err error) {
 	switch {
 	case !streamsInitialEvents(opts):
 		orNop(r).Result("watch", err)
-	case err != nil && (!errors.As(err, &status) || Unreachable(err)):
+	case err != nil && (!errors.As(err, &status) || retry.Unreachable(err)):
 		orNop(r).Result("list", err)
 	}
 }
 
 // watch watches the pods; listed, on a streaming list, hears the list's
 // outcome (see rawWatch).
-func (f Filter) watch(ctx context.Context, stream kubernetes.Interface, raw rest.Interface, opts metav1.ListOptions, listed func(error), r Reporter) (watch.Interface, error) {
+func (f Filter) watch(ctx context.Context, stream kubernetes.Interface, raw rest.Interface, opts metav1.ListOptions, call Call, listed func(error), r Reporter) (watch.Interface, error) {
 	if raw != nil {
-		return rawWatch(ctx, raw, f.Namespace, opts, f.decoder(r), listed)
+		return rawWatch(ctx, raw, f.Namespace, opts, call, f.decoder(r), listed)
 	}
 	w, err := stream.CoreV1().Pods(f.Namespace).Watch(ctx, opts)
 	if err != nil {

@@ -27,8 +27,8 @@ const FirstPageSize = 500
 type pager func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error)
 
 // listReported lists page by page and reports the outcome.
-func listReported(ctx context.Context, opts metav1.ListOptions, page pager, r Reporter) (*PodRowList, error) {
-	list, err := listPages(ctx, opts, page)
+func listReported(ctx context.Context, opts metav1.ListOptions, call Call, page pager, r Reporter) (*PodRowList, error) {
+	list, err := listPages(ctx, opts, call, page)
 	orNop(r).Result("list", err)
 	return list, err
 }
@@ -39,9 +39,9 @@ func listReported(ctx context.Context, opts metav1.ListOptions, page pager, r Re
 // caller asked for, is passed through as asked. (client-go's ListPager
 // would hand back untyped items to be sorted into rows again; the pages
 // here are rows already.) The next page is asked for as soon as a page
-// has arrived, before that page is observed: the server prepares one page
+// has arrived, before call observes it: the server prepares one page
 // while the client prints the last, instead of each waiting for the other.
-func listPages(ctx context.Context, opts metav1.ListOptions, page pager) (*PodRowList, error) {
+func listPages(ctx context.Context, opts metav1.ListOptions, call Call, page pager) (*PodRowList, error) {
 	if opts.Continue != "" || (opts.ResourceVersion != "" && opts.ResourceVersion != "0") {
 		return page(ctx, opts)
 	}
@@ -60,7 +60,7 @@ func listPages(ctx context.Context, opts metav1.ListOptions, page pager) (*PodRo
 			opts.Limit = 0
 			whole, err := page(ctx, opts)
 			if err == nil {
-				ObservePage(ctx, whole)
+				call.ObservePage(whole)
 			}
 			return whole, err
 		}
@@ -71,7 +71,7 @@ func listPages(ctx context.Context, opts metav1.ListOptions, page pager) (*PodRo
 			paged.Continue, paged.Limit = p.Continue, PageSize
 			next = fetch(ctx, page, paged)
 		}
-		ObservePage(ctx, p)
+		call.ObservePage(p)
 		if out == nil {
 			out = p
 			if n := p.RemainingItemCount; n != nil && *n > 0 {
@@ -100,23 +100,4 @@ func fetch(ctx context.Context, page pager, opts metav1.ListOptions) <-chan fetc
 		out <- fetched{list, err}
 	}()
 	return out
-}
-
-type pageObserverKey struct{}
-
-// ObservingPages returns a context whose whole lists hand each page to
-// observe as soon as it has arrived, before the list is complete: a run
-// prints its first rows while the rest are still on the way. Like
-// httptrace's hooks, the observer travels with the request's context,
-// so that decorators (ByName) can narrow what it sees.
-func ObservingPages(ctx context.Context, observe func(*PodRowList)) context.Context {
-	return context.WithValue(ctx, pageObserverKey{}, observe)
-}
-
-// ObservePage hands a page of a whole list to the observer of ctx, if any;
-// sources call it for every page they read.
-func ObservePage(ctx context.Context, page *PodRowList) {
-	if observe, ok := ctx.Value(pageObserverKey{}).(func(*PodRowList)); ok && len(page.Items) > 0 {
-		observe(page)
-	}
 }

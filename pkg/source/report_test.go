@@ -30,7 +30,7 @@ func TestStreamedListThatCannotBeReadIsNoSuccess(t *testing.T) {
 	}
 	h := &heard{}
 	src := Objects(nil, nil, client, client, Filter{}, h)
-	w, err := src.Watch(context.Background(), metav1.ListOptions{SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true})
+	w, err := src.Watch(context.Background(), metav1.ListOptions{SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true}, Call{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/retry"
 )
 
 // failing answers its first calls with the errors given, then succeeds.
@@ -32,13 +34,13 @@ func (f *failing) next() error {
 
 func (f *failing) source() Source {
 	return Source{
-		List: func(context.Context, metav1.ListOptions) (*PodRowList, error) {
+		List: func(context.Context, metav1.ListOptions, Call) (*PodRowList, error) {
 			if err := f.next(); err != nil {
 				return nil, err
 			}
 			return &PodRowList{}, nil
 		},
-		Watch: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+		Watch: func(context.Context, metav1.ListOptions, Call) (watch.Interface, error) {
 			if err := f.next(); err != nil {
 				return nil, err
 			}
@@ -49,7 +51,7 @@ func (f *failing) source() Source {
 
 // fast is the shared back-off shrunk for tests.
 func fast() wait.Backoff {
-	b := Backoff()
+	b := retry.Backoff()
 	b.Duration, b.Cap = time.Millisecond, time.Millisecond
 	return b
 }
@@ -62,7 +64,7 @@ func TestRetryingWaitsOutAnUnreachableServer(t *testing.T) {
 	unavailable := apierrors.NewServiceUnavailable("starting")
 	inner := &failing{errs: []error{refused(), unavailable, refused()}}
 	r := inner.source().Retrying(fast())
-	if _, err := r.Watch(context.Background(), metav1.ListOptions{}); err != nil {
+	if _, err := r.Watch(context.Background(), metav1.ListOptions{}, Call{}); err != nil {
 		t.Fatalf("watch after the server came back: %v", err)
 	}
 	if inner.calls != 4 {
@@ -70,7 +72,7 @@ func TestRetryingWaitsOutAnUnreachableServer(t *testing.T) {
 	}
 	inner = &failing{errs: []error{refused()}}
 	r = inner.source().Retrying(fast())
-	if _, err := r.List(context.Background(), metav1.ListOptions{}); err != nil || inner.calls != 2 {
+	if _, err := r.List(context.Background(), metav1.ListOptions{}, Call{}); err != nil || inner.calls != 2 {
 		t.Errorf("list: %v after %d calls, want success after 2", err, inner.calls)
 	}
 }
@@ -84,7 +86,7 @@ func TestRetryingHandsOtherErrorsOnAtOnce(t *testing.T) {
 	} {
 		inner := &failing{errs: []error{want}}
 		r := inner.source().Retrying(fast())
-		if _, err := r.Watch(context.Background(), metav1.ListOptions{}); !errors.Is(err, want) || inner.calls != 1 {
+		if _, err := r.Watch(context.Background(), metav1.ListOptions{}, Call{}); !errors.Is(err, want) || inner.calls != 1 {
 			t.Errorf("%v: got %v after %d calls, want it at once", want, err, inner.calls)
 		}
 	}
@@ -101,8 +103,8 @@ func TestRetryingStopsWithItsContext(t *testing.T) {
 	b.Cap = 10 * time.Millisecond
 	r := inner.source().Retrying(b)
 	time.AfterFunc(50*time.Millisecond, cancel)
-	_, err := r.List(ctx, metav1.ListOptions{})
-	if err == nil || !Unreachable(err) || inner.calls >= len(errs) {
+	_, err := r.List(ctx, metav1.ListOptions{}, Call{})
+	if err == nil || !retry.Unreachable(err) || inner.calls >= len(errs) {
 		t.Errorf("after cancel: %v after %d calls, want the last refusal, well before the 1000th call", err, inner.calls)
 	}
 }

@@ -18,12 +18,34 @@ import (
 )
 
 // ListFunc lists pods as rows: the whole list, or the page the options ask
-// for.
-type ListFunc func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error)
+// for. call.Observe, if set, sees the pages as they arrive.
+type ListFunc func(ctx context.Context, opts metav1.ListOptions, call Call) (*PodRowList, error)
 
 // WatchFunc watches pods; each event's object is a *PodRow, or a
-// *metav1.Status for an ERROR event.
-type WatchFunc func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+// *metav1.Status for an ERROR event. call.Observe, if set, sees the pods
+// of a streaming list in pages.
+type WatchFunc func(ctx context.Context, opts metav1.ListOptions, call Call) (watch.Interface, error)
+
+// Call is what a list or watch hands the sources and decorators it goes
+// through, besides the server's options.
+type Call struct {
+	// Observe, when not nil, sees each page of a whole list as soon as it
+	// has arrived, before the list is complete, and the pods of a
+	// streaming list in pages (see initial.go): a run prints its first
+	// rows while the rest are still on the way. Decorators narrow what it
+	// sees (ByName).
+	Observe func(*PodRowList)
+	// ListOnly is set by ListOnly: the run ends with its first list.
+	ListOnly bool
+}
+
+// ObservePage hands a page of a whole list to the observer, if any;
+// sources call it for every page they read.
+func (c Call) ObservePage(page *PodRowList) {
+	if c.Observe != nil && len(page.Items) > 0 {
+		c.Observe(page)
+	}
+}
 
 // Source is what the informer's reflector needs: a list and a watch of pod
 // rows. Sources are built by Tables and Objects and changed by decorators
@@ -40,17 +62,14 @@ type Source struct {
 }
 
 // ListerWatcher wraps the source for the reflector. observe, when not
-// nil, sees each page of the whole lists as it arrives (see
-// ObservingPages), and of a streaming list. A source that cannot stream
+// nil, sees each page of the whole lists as it arrives (Call.Observe),
+// and of a streaming list. A source that cannot stream
 // its lists is opted out of WatchList, so that the reflector lists it in
 // pages of one snapshot instead.
 func (s Source) ListerWatcher(observe func(*PodRowList)) cache.ListerWatcher {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			if observe != nil {
-				ctx = ObservingPages(ctx, observe)
-			}
-			list, err := s.List(ctx, opts)
+			list, err := s.List(ctx, opts, Call{Observe: observe})
 			if err != nil {
 				// A nil *PodRowList inside the interface would look like a list.
 				return nil, err
@@ -58,10 +77,7 @@ func (s Source) ListerWatcher(observe func(*PodRowList)) cache.ListerWatcher {
 			return list, nil
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			if observe != nil {
-				ctx = ObservingPages(ctx, observe)
-			}
-			return s.Watch(ctx, opts)
+			return s.Watch(ctx, opts, Call{Observe: observe})
 		},
 	}
 	if s.StreamsLists {
@@ -77,21 +93,17 @@ func (s Source) ListerWatcher(observe func(*PodRowList)) cache.ListerWatcher {
 // watch that would replace it (see plainWatch).
 func (s Source) ListOnly() Source {
 	if !s.StreamsLists {
-		s.Watch = IdleWatch
+		s.Watch = func(ctx context.Context, opts metav1.ListOptions, _ Call) (watch.Interface, error) {
+			return IdleWatch(ctx, opts)
+		}
 		return s
 	}
 	next := s.Watch
-	s.Watch = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-		return next(context.WithValue(ctx, listOnlyKey{}, true), opts)
+	s.Watch = func(ctx context.Context, opts metav1.ListOptions, call Call) (watch.Interface, error) {
+		call.ListOnly = true
+		return next(ctx, opts, call)
 	}
 	return s
-}
-
-type listOnlyKey struct{}
-
-func listOnly(ctx context.Context) bool {
-	only, _ := ctx.Value(listOnlyKey{}).(bool)
-	return only
 }
 
 // IdleWatch asks the server nothing and sends nothing until it is

@@ -43,10 +43,11 @@ type TableClients struct {
 func Tables(c TableClients, f Filter, r Reporter) Source {
 	t := &tables{clients: c, filter: f, skip: skipper(r)}
 	return Source{
-		List: func(ctx context.Context, opts metav1.ListOptions) (*PodRowList, error) {
-			return listReported(ctx, f.apply(opts), t.list, r)
+		List: func(ctx context.Context, opts metav1.ListOptions, call Call) (*PodRowList, error) {
+			return listReported(ctx, f.apply(opts), call, t.list, r)
 		},
-		Watch: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		// A table is never streamed: nothing for the call's observer.
+		Watch: func(ctx context.Context, opts metav1.ListOptions, _ Call) (watch.Interface, error) {
 			w, err := t.watch(ctx, f.apply(opts))
 			orNop(r).Result("watch", err)
 			return w, err

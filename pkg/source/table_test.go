@@ -182,7 +182,7 @@ func restClient(t *testing.T, f *fakeServer) rest.Interface {
 
 func listRows(t *testing.T, src Source, opts metav1.ListOptions) *PodRowList {
 	t.Helper()
-	list, err := src.List(context.Background(), opts)
+	list, err := src.List(context.Background(), opts, Call{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestObjectsListsInPagesToo(t *testing.T) {
 			if raw {
 				rc = restClient(t, f)
 			}
-			list, err := Objects(cs, cs, rc, nil, Filter{FieldSelector: "spec.nodeName=node-1"}, nil).List(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
+			list, err := Objects(cs, cs, rc, nil, Filter{FieldSelector: "spec.nodeName=node-1"}, nil).List(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 500}, Call{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -400,7 +400,7 @@ func TestObjectsListsInPagesToo(t *testing.T) {
 
 func TestListErrorsKeepTheServersReason(t *testing.T) {
 	f := &fakeServer{forbid: true}
-	_, err := newTables(t, f, Filter{}).List(context.Background(), metav1.ListOptions{})
+	_, err := newTables(t, f, Filter{}).List(context.Background(), metav1.ListOptions{}, Call{})
 	if err == nil || !strings.HasPrefix(err.Error(), "list pods: ") || !apierrors.IsForbidden(err) {
 		t.Errorf("error %v, want a forbidden error starting with list pods:", err)
 	}
@@ -421,7 +421,7 @@ func TestWatchDecodesOneRowPerEvent(t *testing.T) {
 	}}
 	src := newTables(t, f, Filter{LabelSelector: "app=web"})
 	listRows(t, src, metav1.ListOptions{}) // learns the columns
-	w, err := src.Watch(context.Background(), metav1.ListOptions{ResourceVersion: "42"})
+	w, err := src.Watch(context.Background(), metav1.ListOptions{ResourceVersion: "42"}, Call{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,15 +24,16 @@ import (
 // rawWatch watches pods with c, a REST client without a client timeout,
 // and reads each event's pod with d. listed, if not nil, hears once how a
 // streaming list ended: nil with the bookmark that says its pods are all
-// in, else what broke it first.
-func rawWatch(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, d wire.Decoder, listed func(error)) (watch.Interface, error) {
+// in, else what broke it first. The call's observer sees a streaming
+// list's pods in pages; with call.ListOnly, no plain watch follows it.
+func rawWatch(ctx context.Context, c rest.Interface, namespace string, opts metav1.ListOptions, call Call, d wire.Decoder, listed func(error)) (watch.Interface, error) {
 	opts.Watch = true
 	body, err := podsRequest(c, namespace, opts).SetHeader("Accept", wire.WatchAccept).Stream(ctx)
 	if err != nil {
 		return nil, err
 	}
-	f := &frames{body: body, d: d, initial: initialPagesFor(ctx, opts), listed: listed}
-	if streamsInitialEvents(opts) && !listOnly(ctx) {
+	f := &frames{body: body, d: d, initial: initialPagesFor(call, opts), listed: listed}
+	if streamsInitialEvents(opts) && !call.ListOnly {
 		f.plain = func(rv string) (io.ReadCloser, error) { return plainWatch(ctx, c, namespace, opts, rv) }
 	}
 	return watch.NewStreamWatcher(f, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "WATCH", "ClientWatchDecoding")), nil

@@ -106,11 +106,11 @@ func jsonOf(v any) string {
 // plain watch.
 func TestListOnly(t *testing.T) {
 	var asked []bool
-	watchPods := func(ctx context.Context, _ metav1.ListOptions) (watch.Interface, error) {
-		asked = append(asked, listOnly(ctx))
+	watchPods := func(_ context.Context, _ metav1.ListOptions, call Call) (watch.Interface, error) {
+		asked = append(asked, call.ListOnly)
 		return watch.NewEmptyWatch(), nil
 	}
-	w, err := Source{Watch: watchPods}.ListOnly().Watch(context.Background(), metav1.ListOptions{})
+	w, err := Source{Watch: watchPods}.ListOnly().Watch(context.Background(), metav1.ListOptions{}, Call{})
 	if err != nil || len(asked) != 0 {
 		t.Fatalf("a listing source's watch asked the server (%v, %v)", asked, err)
 	}
@@ -120,7 +120,7 @@ func TestListOnly(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	w.Stop()
-	if _, err := (Source{Watch: watchPods, StreamsLists: true}).ListOnly().Watch(context.Background(), metav1.ListOptions{}); err != nil || len(asked) != 1 || !asked[0] {
+	if _, err := (Source{Watch: watchPods, StreamsLists: true}).ListOnly().Watch(context.Background(), metav1.ListOptions{}, Call{}); err != nil || len(asked) != 1 || !asked[0] {
 		t.Errorf("a streaming source was not asked for its list alone: %v, %v", asked, err)
 	}
 }
