@@ -27,3 +27,11 @@ func LogLine(line string) string {
 	}
 	return Escape(strings.ReplaceAll(line, "\n", " "))
 }
+
+// Plural is one when n is 1, else many: "1 pod", "2 pods".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -28,7 +28,7 @@ func writeContexts(b *strings.Builder, contexts []ContextSummary) {
 	names := make([]string, len(contexts))
 	nameWidth, verdictWidth, podsWidth := 0, 0, 0
 	for i, c := range contexts {
-		pods[i] = fmt.Sprintf("%d %s", c.Pods, plural(c.Pods, "pod", "pods"))
+		pods[i] = fmt.Sprintf("%d %s", c.Pods, text.Plural(c.Pods, "pod", "pods"))
 		names[i] = text.SafeLine(c.Name, 0)
 		nameWidth, verdictWidth = max(nameWidth, len(names[i])), max(verdictWidth, len(c.Verdict))
 		podsWidth = max(podsWidth, len(pods[i]))

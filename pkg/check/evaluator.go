@@ -120,14 +120,14 @@ func (r Result) String() string {
 	}
 	if r.Rollouts == 0 && r.Unconfirmed == 0 {
 		return fmt.Sprintf("%d matching pods satisfy %s%s, but %d of %d %s not done yet",
-			r.Counted(), r.Until, r.leavingText(), r.TargetsUnmet, r.Targets, plural(r.Targets, "target is", "targets are"))
+			r.Counted(), r.Until, r.leavingText(), r.TargetsUnmet, r.Targets, text.Plural(r.Targets, "target is", "targets are"))
 	}
 	if r.Rollouts == 0 {
 		return fmt.Sprintf("%d matching pods satisfy %s, but the rollout of %d %s not confirmed yet",
-			r.Counted(), r.Until, r.Unconfirmed, plural(r.Unconfirmed, "Deployment is", "Deployments are"))
+			r.Counted(), r.Until, r.Unconfirmed, text.Plural(r.Unconfirmed, "Deployment is", "Deployments are"))
 	}
 	return fmt.Sprintf("%d matching pods satisfy %s, but pods of more than one ReplicaSet match: %d %s still rolling out",
-		r.Counted(), r.Until, r.Rollouts, plural(r.Rollouts, "Deployment is", "Deployments are"))
+		r.Counted(), r.Until, r.Rollouts, text.Plural(r.Rollouts, "Deployment is", "Deployments are"))
 }
 
 func (r Result) leavingText() string {
@@ -136,10 +136,10 @@ func (r Result) leavingText() string {
 		parts = append(parts, fmt.Sprintf("%d being deleted", r.Leaving))
 	}
 	if r.Finished > 0 {
-		parts = append(parts, fmt.Sprintf("%d finished %s of Jobs", r.Finished, plural(r.Finished, "pod", "pods")))
+		parts = append(parts, fmt.Sprintf("%d finished %s of Jobs", r.Finished, text.Plural(r.Finished, "pod", "pods")))
 	}
 	if r.LeftBehind > 0 {
-		parts = append(parts, fmt.Sprintf("%d failed %s left behind and replaced", r.LeftBehind, plural(r.LeftBehind, "pod", "pods")))
+		parts = append(parts, fmt.Sprintf("%d failed %s left behind and replaced", r.LeftBehind, text.Plural(r.LeftBehind, "pod", "pods")))
 	}
 	if len(parts) == 0 {
 		return ""

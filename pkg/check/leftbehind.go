@@ -116,7 +116,7 @@ func leftBehindText(pods []LeftBehindPod) string {
 	}
 	var head string
 	if len(ways) == 1 {
-		head = fmt.Sprintf("%d %s %s left behind", len(pods), pods[0].What(), plural(len(pods), "pod", "pods"))
+		head = fmt.Sprintf("%d %s %s left behind", len(pods), pods[0].What(), text.Plural(len(pods), "pod", "pods"))
 	} else {
 		var parts []string
 		for way, n := range ways {

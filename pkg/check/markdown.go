@@ -42,7 +42,7 @@ func (s Summary) WriteMarkdown(w io.Writer, limit int) error {
 		cut += writeMarkdownLogs(&b, &s.Unsatisfied[i], room)
 	}
 	if cut > 0 {
-		fmt.Fprintf(&b, "… %d %s cut: the job summary is at most 1 MiB; the summary on stderr has them\n", cut, plural(cut, "part", "parts"))
+		fmt.Fprintf(&b, "… %d %s cut: the job summary is at most 1 MiB; the summary on stderr has them\n", cut, text.Plural(cut, "part", "parts"))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing the job summary: %w", err)

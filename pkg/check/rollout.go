@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 // A Deployment rolls out by running pods of two ReplicaSets side by side:
@@ -161,7 +163,7 @@ func (e *Evaluator) Rollouts() []string {
 		}
 		parts := make([]string, 0, len(w.revs))
 		for _, r := range w.revs {
-			parts = append(parts, fmt.Sprintf("%s %d %s", r.rs, r.pods, plural(r.pods, "pod", "pods")))
+			parts = append(parts, fmt.Sprintf("%s %d %s", r.rs, r.pods, text.Plural(r.pods, "pod", "pods")))
 		}
 		sort.Strings(parts)
 		out = append(out, fmt.Sprintf("%s (ReplicaSets %s)", w.key, strings.Join(parts, ", ")))
@@ -177,11 +179,4 @@ func nameOf(key string) string {
 		return key
 	}
 	return name
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -22,7 +22,7 @@ func writeLogTail(b *strings.Builder, c *ContainerExplanation) {
 		fmt.Fprintf(b, "    Log: empty (%s)\n", logInstance(l))
 		return
 	}
-	fmt.Fprintf(b, "    Log, last %d %s (%s):\n", len(l.Lines), plural(len(l.Lines), "line", "lines"), logInstance(l))
+	fmt.Fprintf(b, "    Log, last %d %s (%s):\n", len(l.Lines), text.Plural(len(l.Lines), "line", "lines"), logInstance(l))
 	for _, line := range l.Lines {
 		fmt.Fprintf(b, "      %s\n", text.LogLine(line))
 	}

@@ -180,7 +180,7 @@ func (r Result) targetsText() string {
 	if r.Targets == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", and %s met", plural(r.Targets, "the target is", fmt.Sprintf("all %d targets are", r.Targets)))
+	return fmt.Sprintf(", and %s met", text.Plural(r.Targets, "the target is", fmt.Sprintf("all %d targets are", r.Targets)))
 }
 
 // targetString describes a target's failure in one line.

@@ -8,6 +8,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 // The kinds a target can be; the API's own names.
@@ -125,7 +128,7 @@ func DeploymentRollout(d *appsv1.Deployment) Rollout {
 		return notObserved(TargetDeployment, d.Generation)
 	}
 	for _, c := range st.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
+		if c.Type == appsv1.DeploymentProgressing && c.Reason == deploymentutil.TimedOutReason {
 			return Rollout{State: Failed, Reason: c.Reason, Message: c.Message}
 		}
 	}
@@ -135,7 +138,7 @@ func DeploymentRollout(d *appsv1.Deployment) Rollout {
 	case st.UpdatedReplicas < want:
 		msg = fmt.Sprintf("%d of %d replicas updated", st.UpdatedReplicas, want)
 	case st.Replicas > st.UpdatedReplicas:
-		msg = fmt.Sprintf("%d old %s pending termination", st.Replicas-st.UpdatedReplicas, plural(int(st.Replicas-st.UpdatedReplicas), "replica", "replicas"))
+		msg = fmt.Sprintf("%d old %s pending termination", st.Replicas-st.UpdatedReplicas, text.Plural(int(st.Replicas-st.UpdatedReplicas), "replica", "replicas"))
 	case st.AvailableReplicas < st.UpdatedReplicas:
 		msg = fmt.Sprintf("%d of %d updated replicas available", st.AvailableReplicas, st.UpdatedReplicas)
 	default:
@@ -253,7 +256,7 @@ func JobRollout(j *batchv1.Job) Rollout {
 	}
 	if j.Status.Failed > 0 {
 		r.Note = fmt.Sprintf("job/%s: %d %s failed so far; the Job %s, so the check goes on",
-			j.Name, j.Status.Failed, plural(int(j.Status.Failed), "pod", "pods"), retryText(j))
+			j.Name, j.Status.Failed, text.Plural(int(j.Status.Failed), "pod", "pods"), retryText(j))
 	}
 	return r
 }
@@ -278,7 +281,7 @@ func retryText(j *batchv1.Job) string {
 		if j.Spec.MaxFailedIndexes != nil {
 			limit += fmt.Sprintf(", maxFailedIndexes %d", *j.Spec.MaxFailedIndexes)
 		}
-		return fmt.Sprintf("retries each index up to %d %s (%s)", *perIndex, plural(int(*perIndex), "time", "times"), limit)
+		return fmt.Sprintf("retries each index up to %d %s (%s)", *perIndex, text.Plural(int(*perIndex), "time", "times"), limit)
 	}
 	if j.Spec.BackoffLimit == nil {
 		return "retries (no backoffLimit)"

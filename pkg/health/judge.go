@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
@@ -97,7 +98,7 @@ func (r *rule) judge(ctx context.Context, obj *unstructured.Unstructured) check.
 				return out
 			}
 			out.Message = fmt.Sprintf("its %s expression cannot be evaluated on it (%s): %s; the rule waits until it can",
-				e.field, oneLine(err.Error()), short(e.src))
+				e.field, text.OneLine(err.Error(), 0), short(e.src))
 			return out
 		}
 		b, ok := val.(types.Bool)
@@ -161,17 +162,11 @@ func NotObserved(obj *unstructured.Unstructured) (string, bool) {
 func statusMessage(obj *unstructured.Unstructured) string {
 	st, _ := obj.Object["status"].(map[string]any)
 	m, _ := st["message"].(string)
-	return oneLine(m)
+	return text.OneLine(m, 0)
 }
 
 // short is an expression on one line, cut to a readable length.
-func short(src string) string {
-	s := oneLine(src)
-	if r := []rune(s); len(r) > 120 {
-		s = string(r[:119]) + "…"
-	}
-	return s
-}
+func short(src string) string { return text.OneLine(src, 120) }
 
 // judgeKstatus judges obj by kstatus's conventions, over the conditions
 // that speak of its current generation (see Fresh).
@@ -181,7 +176,7 @@ func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, d Discove
 	res, err := status.Compute(fresh)
 	if err != nil {
 		if d.BuiltIn {
-			out.Message = "kstatus cannot compute its status: " + oneLine(err.Error())
+			out.Message = "kstatus cannot compute its status: " + text.OneLine(err.Error(), 0)
 			return out
 		}
 		out.Message = unreadable(obj, err) + ": podsync cannot tell when it is ready; " + hint(gk)
@@ -389,7 +384,7 @@ func unreadable(obj *unstructured.Unstructured, err error) string {
 			return fmt.Sprintf("its status.observedGeneration is %s, not a number, so kstatus cannot read its status", describe(v))
 		}
 	}
-	return "kstatus cannot read its status (" + oneLine(err.Error()) + ")"
+	return "kstatus cannot read its status (" + text.OneLine(err.Error(), 0) + ")"
 }
 
 // describe names a JSON value's type, with the value when it is short.

@@ -14,6 +14,8 @@ import (
 	"github.com/google/cel-go/ext"
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 // Rules are the health rules of --health-rules files, one per kind
@@ -153,13 +155,13 @@ func decode(name string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: is empty: a health-rules file is a YAML list of entries with apiVersion, kind, current and optionally inProgress and failed", name)
 		}
-		return nil, fmt.Errorf("%s: not valid YAML: %s", name, oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+		return nil, fmt.Errorf("%s: not valid YAML: %s", name, text.OneLine(strings.TrimPrefix(err.Error(), "yaml: "), 0))
 	}
 	var more yaml.Node
 	if err := dec.Decode(&more); err == nil {
 		return nil, fmt.Errorf("%s:%d: a second YAML document: a health-rules file is one YAML list", name, more.Line)
 	} else if !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: not valid YAML: %s", name, oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+		return nil, fmt.Errorf("%s: not valid YAML: %s", name, text.OneLine(strings.TrimPrefix(err.Error(), "yaml: "), 0))
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -403,10 +405,10 @@ func compile(env *cel.Env, field, src string) (*expression, error) {
 func celIssues(iss *cel.Issues) error {
 	errs := iss.Errors()
 	if len(errs) == 0 {
-		return errors.New(oneLine(iss.String()))
+		return errors.New(text.OneLine(iss.String(), 0))
 	}
 	e := errs[0]
-	msg := oneLine(e.Message)
+	msg := text.OneLine(e.Message, 0)
 	if loc := e.Location; loc != nil && loc.Line() > 0 {
 		msg = fmt.Sprintf("line %d, column %d: %s", loc.Line(), loc.Column()+1, msg)
 	}
@@ -418,6 +420,3 @@ func celIssues(iss *cel.Issues) error {
 	}
 	return errors.New(msg)
 }
-
-// oneLine folds whitespace runs, newlines included, into single spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

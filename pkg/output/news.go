@@ -227,11 +227,7 @@ func writeContainerLog(b *strings.Builder, pod string, c diagnosis.Container) {
 	if l.Previous {
 		instance = "previous instance"
 	}
-	lines := "lines"
-	if len(l.Lines) == 1 {
-		lines = "line"
-	}
-	fmt.Fprintf(b, "%s%s: container %s (%s), last %d log %s:\n", diagnosisIndent, pod, cellText(c.Name), instance, len(l.Lines), lines)
+	fmt.Fprintf(b, "%s%s: container %s (%s), last %d log %s:\n", diagnosisIndent, pod, cellText(c.Name), instance, len(l.Lines), text.Plural(len(l.Lines), "line", "lines"))
 	for _, line := range l.Lines {
 		b.WriteString(diagnosisIndent + "  " + cellText(text.LogLine(line)) + "\n")
 	}

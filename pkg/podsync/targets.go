@@ -701,7 +701,7 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 			s.Verdict, s.Reason = check.TargetMet, "no pod left"
 			s.MetAfterSeconds = check.RoundDuration(time.Since(t.started)).Seconds()
 		case gone:
-			s.Verdict, s.Reason = check.TargetNotMet, fmt.Sprintf("%d %s left", s.Pods, plural(s.Pods, "pod", "pods"))
+			s.Verdict, s.Reason = check.TargetNotMet, fmt.Sprintf("%d %s left", s.Pods, text.Plural(s.Pods, "pod", "pods"))
 		case v.State == check.Failed && v.Failure.Target == tg:
 			s.Verdict, s.Reason = check.TargetFailed, strings.TrimPrefix(v.Failure.Reason+": "+v.Failure.Message, ": ")
 			s.Rule = tr.Rollout.Rule
@@ -711,7 +711,7 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 			s.Verdict, s.Reason, s.Rule = check.TargetNotMet, tr.Rollout.Message, tr.Rollout.Rule
 		case len(mine) > 0:
 			s.Verdict = check.TargetNotMet
-			s.Reason = fmt.Sprintf("%d of its pods %s not satisfy %s: %s", len(mine), plural(len(mine), "does", "do"), v.Until, strings.Join(mine, ", "))
+			s.Reason = fmt.Sprintf("%d of its pods %s not satisfy %s: %s", len(mine), text.Plural(len(mine), "does", "do"), v.Until, strings.Join(mine, ", "))
 		default:
 			s.Verdict, s.Reason, s.Rule = check.TargetMet, tr.Rollout.Message, tr.Rollout.Rule
 			if tg.Kind == check.TargetPod {
@@ -722,13 +722,6 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 		out = append(out, s)
 	}
 	return out
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // prepare tells the evaluator about the targets and which of their pods
