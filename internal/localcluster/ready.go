@@ -70,6 +70,12 @@ func (c *Cluster) all() []*component {
 	return append([]*component(nil), c.components...)
 }
 
+// core is the cluster's own components: not the API servers a test
+// added (StartAPIServer), which it may have ended since.
+func (c *Cluster) core() []*component {
+	return c.named(Etcd, APIServer, ControllerManager, Scheduler, Kwok)
+}
+
 func (c *Cluster) named(names ...string) []*component {
 	var out []*component
 	for _, p := range c.all() {
@@ -218,7 +224,7 @@ func (c *Cluster) WaitWorking(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = c.poll(ctx, "nodes to be Ready and untainted", c.all(), c.named(Kwok, ControllerManager), func(ctx context.Context) error {
+	err = c.poll(ctx, "nodes to be Ready and untainted", c.core(), c.named(Kwok, ControllerManager), func(ctx context.Context) error {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
@@ -272,7 +278,7 @@ func (c *Cluster) smokeTest(ctx context.Context) error {
 	pods := cs.CoreV1().Pods(ns)
 	sel := metav1.ListOptions{LabelSelector: "app=" + name}
 	blame := c.named(ControllerManager, Scheduler, Kwok)
-	err = c.poll(ctx, "a smoke-test pod to be Ready", c.all(), blame, func(ctx context.Context) error {
+	err = c.poll(ctx, "a smoke-test pod to be Ready", c.core(), blame, func(ctx context.Context) error {
 		list, err := pods.List(ctx, sel)
 		if err != nil {
 			return err
@@ -291,7 +297,7 @@ func (c *Cluster) smokeTest(ctx context.Context) error {
 	if err := deps.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
 		return fmt.Errorf("delete smoke-test deployment: %w", err)
 	}
-	return c.poll(ctx, "smoke-test pods to be deleted", c.all(), c.named(ControllerManager), func(ctx context.Context) error {
+	return c.poll(ctx, "smoke-test pods to be deleted", c.core(), c.named(ControllerManager), func(ctx context.Context) error {
 		list, err := pods.List(ctx, sel)
 		if err != nil {
 			return err

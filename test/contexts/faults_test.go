@@ -33,10 +33,14 @@ func TestAPIServerKilledInOneContext(t *testing.T) {
 		harness.WaitReady(t, c.cs, ns, "keep", "doomed")
 	}
 	down := env.Clusters[1]
-	kubeconfigB, err := down.StartAPIServer(context.Background(), "kube-apiserver-b")
+	// Named after the namespace, and ended after the test, so that the
+	// test can run again (-count) on the same clusters.
+	nameB := "kube-apiserver-b-" + strings.Join(strings.SplitN(ns, "-", 3)[:2], "-")
+	kubeconfigB, err := down.StartAPIServer(context.Background(), nameB)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = down.Kill(nameB) })
 	cfgB, err := clientcmd.BuildConfigFromFlags("", kubeconfigB)
 	if err != nil {
 		t.Fatal(err)
