@@ -15,6 +15,11 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
+// startup is what a whole command may take to start and end on a loaded
+// machine, beyond the deadline under test: the list's silence is counted
+// from its first answer, which no clock of the test sees.
+const startup = 5 * time.Second
+
 // stallProxy forwards every request to the API server as the admin, but
 // of a list of pods (a plain list or a streaming one) it sends the
 // headers only, then nothing until the client goes away: a server or a
