@@ -44,6 +44,8 @@ vet: ## gofmt, go vet and go.mod tidiness (the product and hack/bench), README f
 	cd hack/tools/lint && $(GO) mod tidy -diff
 	cd $(BENCH_MOD) && $(GO) mod tidy -diff
 	$(GO) run ./hack/update-readme -verify
+	$(GO) run ./hack/check-tracked
+	$(GO) run ./hack/krew-manifest -check .krew.yaml
 	hack/lint.sh
 
 lint: ## golangci-lint (.golangci.yml), pinned in hack/tools/lint and built once into the cache
