@@ -36,16 +36,18 @@ build: ## Build bin/kubectl-podsync
 tools: ## Build the pinned control plane (etcd, kube-*, kubectl, kwok) into the cache
 	hack/build-tools.sh
 
-vet: ## gofmt, go vet and go.mod tidiness (the product and hack/bench), README flag table, golangci-lint
+vet: ## gofmt, go vet and go.mod tidiness (the product and hack/bench), README flag table, tracked files (none over 1 MiB, no binary), krew index rules, actionlint, golangci-lint
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
 	$(GO) vet ./...
 	cd $(BENCH_MOD) && $(GO) vet ./...
 	$(GO) mod tidy -diff
 	cd hack/tools/lint && $(GO) mod tidy -diff
+	cd hack/tools/actionlint && $(GO) mod tidy -diff
 	cd $(BENCH_MOD) && $(GO) mod tidy -diff
 	$(GO) run ./hack/update-readme -verify
 	$(GO) run ./hack/check-tracked
 	$(GO) run ./hack/krew-manifest -check .krew.yaml
+	hack/actionlint.sh
 	hack/lint.sh
 
 lint: ## golangci-lint (.golangci.yml), pinned in hack/tools/lint and built once into the cache
