@@ -121,15 +121,14 @@ cluster-down: ## Stop the local cluster in .cluster/
 
 # Plain go build and tar rather than a release tool: six static builds and a
 # reproducible tar need nothing more, and nothing extra to pin or download.
-# plugins/podsync.yaml is written for each release, not committed (.gitignore):
-# its checksums belong to the archives of one build.
-dist: ## Archives for 6 platforms, checksums, and the krew manifest plugins/podsync.yaml rendered for them
+# dist/podsync.yaml belongs to the archives of one build; plugins/podsync.yaml
+# is the committed manifest of the release submitted to krew-index by hand
+# (docs/releases.md), and make dist leaves it alone.
+dist: ## Archives for 6 platforms, checksums, and the krew manifest dist/podsync.yaml rendered for them
 	DIST=$(CURDIR)/dist PLATFORMS= VERSION=$(VERSION) hack/dist.sh
-	mkdir -p plugins
-	cp dist/podsync.yaml plugins/podsync.yaml
 
 validate-krew: ## After make dist: krew's validate-krew-manifest installs every platform (archives served on loopback)
-	PATH="$$(hack/build-tools.sh):$$PATH" $(GO) run ./hack/krew-manifest -validate -dist dist -committed plugins/podsync.yaml
+	PATH="$$(hack/build-tools.sh):$$PATH" $(GO) run ./hack/krew-manifest -validate -dist dist -committed dist/podsync.yaml
 
 clean: ## Remove build output (not the tool cache)
 	rm -rf bin dist

@@ -43,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(stderr, "check-tracked: %d tracked files should not be in the repository (remove them with git rm --cached, and ignore build outputs in .gitignore):\n", len(problems))
+		fmt.Fprintln(stderr, "check-tracked: the repository should not track these files (remove them with git rm --cached, and ignore build outputs in .gitignore):")
 		for _, p := range problems {
 			fmt.Fprintln(stderr, "  "+p)
 		}

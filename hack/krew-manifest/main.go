@@ -1,10 +1,11 @@
 // Command krew-manifest renders the krew-release-bot template (.krew.yaml)
 // for archives built locally by hack/dist.sh: each addURIAndSha gets the
 // archive's real sha256, so the manifest can be installed and validated
-// before a release. `make dist` writes plugins/podsync.yaml with it; the file
-// is rendered for each build and not committed.
+// before a release. `make dist` writes dist/podsync.yaml with it;
+// plugins/podsync.yaml is the one rendered for the release submitted to
+// krew-index by hand.
 //
-//	go run ./hack/krew-manifest -dist dist -version v1.2.3 > plugins/podsync.yaml
+//	go run ./hack/krew-manifest -dist dist -version v1.2.3 > dist/podsync.yaml
 //	go run ./hack/krew-manifest -dist DIR -version v1.2.3 -partial > podsync.yaml   # only the platforms built
 //	go run ./hack/krew-manifest -dist dist -validate -committed plugins/podsync.yaml
 //	go run ./hack/krew-manifest -check .krew.yaml                      # the index rules on a template
