@@ -46,7 +46,7 @@ vet: ## gofmt, go vet and go.mod tidiness (the product and hack/bench), README f
 	cd $(BENCH_MOD) && $(GO) mod tidy -diff
 	$(GO) run ./hack/update-readme -verify
 	$(GO) run ./hack/check-tracked
-	$(GO) run ./hack/krew-manifest -check .krew.yaml
+	$(GO) run ./hack/krew-manifest -check .krew.yaml plugins/podsync.yaml
 	hack/actionlint.sh
 	hack/lint.sh
 
