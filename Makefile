@@ -37,14 +37,18 @@ build: ## Build bin/kubectl-podsync
 tools: ## Build the pinned control plane (etcd, kube-*, kubectl, kwok) into the cache
 	hack/build-tools.sh
 
-vet: ## gofmt, go vet and go.mod tidiness (the product and hack/bench), README flag table, golangci-lint
+vet: ## gofmt, go vet and go.mod tidiness (the product and hack/bench), README flag table, tracked files (none over 1 MiB, no binary), krew index rules, actionlint, golangci-lint
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
 	$(GO) vet ./...
 	cd $(BENCH_MOD) && $(GO) vet ./...
 	$(GO) mod tidy -diff
 	cd hack/tools/lint && $(GO) mod tidy -diff
+	cd hack/tools/actionlint && $(GO) mod tidy -diff
 	cd $(BENCH_MOD) && $(GO) mod tidy -diff
 	$(GO) run ./hack/update-readme -verify
+	$(GO) run ./hack/check-tracked
+	$(GO) run ./hack/krew-manifest -check .krew.yaml plugins/podsync.yaml
+	hack/actionlint.sh
 	hack/lint.sh
 
 lint: ## golangci-lint (.golangci.yml), pinned in hack/tools/lint and built once into the cache
@@ -120,15 +124,14 @@ cluster-down: ## Stop the local cluster in .cluster/
 
 # Plain go build and tar rather than a release tool: six static builds and a
 # reproducible tar need nothing more, and nothing extra to pin or download.
-# plugins/podsync.yaml is written for each release, not committed (.gitignore):
-# its checksums belong to the archives of one build.
-dist: ## Archives for 6 platforms, checksums, and the krew manifest plugins/podsync.yaml rendered for them
+# dist/podsync.yaml belongs to the archives of one build; plugins/podsync.yaml
+# is the committed manifest of the release submitted to krew-index by hand
+# (docs/releases.md), and make dist leaves it alone.
+dist: ## Archives for 6 platforms, checksums, and the krew manifest dist/podsync.yaml rendered for them
 	DIST=$(CURDIR)/dist PLATFORMS= VERSION=$(VERSION) hack/dist.sh
-	mkdir -p plugins
-	cp dist/podsync.yaml plugins/podsync.yaml
 
 validate-krew: ## After make dist: krew's validate-krew-manifest installs every platform (archives served on loopback)
-	PATH="$$(hack/build-tools.sh):$$PATH" $(GO) run ./hack/krew-manifest -validate -dist dist -committed plugins/podsync.yaml
+	PATH="$$(hack/build-tools.sh):$$PATH" $(GO) run ./hack/krew-manifest -validate -dist dist -committed dist/podsync.yaml
 
 clean: ## Remove build output (not the tool cache)
 	rm -rf bin dist

@@ -46,5 +46,8 @@ for platform in $PLATFORMS; do
 done
 (cd "$DIST" && sha256sum kubectl-podsync_"$VERSION"_*.tar.gz > "kubectl-podsync_${VERSION}_checksums.txt")
 go run ./hack/krew-manifest -dist "$DIST" -version "$VERSION" $partial > "$DIST/podsync.yaml"
+# The index's own rules (description lengths, a LICENSE in every archive),
+# which validate-krew-manifest does not apply.
+go run ./hack/krew-manifest -check -dist "$DIST" "$DIST/podsync.yaml" >&2
 echo "dist: podsync.yaml (krew manifest for these archives)" >&2
 echo "$DIST"
