@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -191,7 +192,7 @@ func TestTakeLeftBehind(t *testing.T) {
 
 func TestLeftBehindInSummary(t *testing.T) {
 	one := []LeftBehindPod{{Namespace: "shop", Name: "web-1", Reason: "Evicted", OwnerKind: "ReplicaSet", OwnerName: "web"}}
-	two := append(one, LeftBehindPod{Namespace: "shop", Name: "db-0", Reason: "Terminated", OwnerKind: "StatefulSet", OwnerName: "db", Context: "prod"})
+	two := append(slices.Clone(one), LeftBehindPod{Namespace: "shop", Name: "db-0", Reason: "Terminated", OwnerKind: "StatefulSet", OwnerName: "db", Context: "prod"})
 	for _, c := range []struct {
 		pods []LeftBehindPod
 		want string
