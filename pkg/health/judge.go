@@ -301,9 +301,9 @@ func (c condition) String() string {
 // left out. obj itself is returned, never changed, when none is stale;
 // else a copy.
 func Fresh(obj *unstructured.Unstructured) (*unstructured.Unstructured, []condition) {
-	gen, ok := obj.Object["metadata"].(map[string]any)["generation"].(int64)
+	gen := obj.GetGeneration()
 	st, _ := obj.Object["status"].(map[string]any)
-	if !ok || st == nil {
+	if gen == 0 || st == nil {
 		return obj, nil
 	}
 	var stale []condition
