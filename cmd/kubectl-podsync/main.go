@@ -22,17 +22,18 @@ import (
 )
 
 func main() {
-	exit(run())
+	var p process
+	p.exit(p.run())
 }
 
-// plugins is what children (exec credential plugins) write on stderr, on
-// its way to the real stderr; nil when it goes there directly.
-var plugins struct {
+// process holds what children (exec credential plugins) write on stderr,
+// on its way to the real stderr; both nil when it goes there directly.
+type process struct {
 	stderr *children.Stderr
 	guard  *text.LineGuard
 }
 
-func run() int {
+func (p *process) run() int {
 	// A credential plugin that does not answer is left running by
 	// client-go: podsync ends it, and what it started, when it ends.
 	children.Adopt()
@@ -49,9 +50,9 @@ func run() int {
 	// process's pipe, never the caller's stderr.
 	errOut, stderr := children.RouteStderr()
 	if stderr != nil {
-		plugins.stderr = stderr
-		plugins.guard = &text.LineGuard{Out: errOut, GitHub: os.Getenv("GITHUB_ACTIONS") == "true", What: "a credential plugin"}
-		go stderr.Copy(plugins.guard, plugins.guard.Flush)
+		p.stderr = stderr
+		p.guard = &text.LineGuard{Out: errOut, GitHub: os.Getenv("GITHUB_ACTIONS") == "true", What: "a credential plugin"}
+		go stderr.Copy(p.guard, p.guard.Flush)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -68,7 +69,7 @@ func run() int {
 		cancel(podsync.SignalError{Signal: sig})
 		// A second signal means "stop now", without the summary.
 		<-signals
-		exit(podsync.SignalExitCode(sig))
+		p.exit(podsync.SignalExitCode(sig))
 	}()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: errOut}
 	return cmd.Execute(ctx, streams, os.Args[1:])
@@ -84,13 +85,13 @@ const endWait = 500 * time.Millisecond
 // plugin that does not answer) and writes out what they wrote, but waits
 // for nothing the run left behind (goroutines, connections, a fork that
 // does not return).
-func exit(code int) {
+func (p *process) exit(code int) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		children.Kill()
-		if plugins.stderr != nil {
-			plugins.stderr.Drain(endWait/2, plugins.guard.Flush)
+		if p.stderr != nil {
+			p.stderr.Drain(endWait/2, p.guard.Flush)
 		}
 		// Only -v logs through klog, unbuffered; a flush costs nothing.
 		klog.Flush()

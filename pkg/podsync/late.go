@@ -2,11 +2,13 @@ package podsync
 
 import (
 	"context"
+	"math"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -50,8 +52,8 @@ func (t *targetRun) unserved() map[check.Target][]check.Target {
 // lookAgain asks discovery for the kinds of late until each is served or
 // ctx ends.
 func (t *targetRun) lookAgain(ctx context.Context, late map[check.Target][]check.Target) {
-	delay := lookAgainFirst
-	timer := time.NewTimer(delay)
+	backoff := wait.Backoff{Duration: lookAgainFirst, Factor: 2, Cap: lookAgainMax, Steps: math.MaxInt32}
+	timer := time.NewTimer(backoff.Step())
 	defer timer.Stop()
 	for len(late) > 0 {
 		select {
@@ -71,8 +73,7 @@ func (t *targetRun) lookAgain(ctx context.Context, late map[check.Target][]check
 			delete(late, kind)
 			t.serve(ctx, kind, k, tgs)
 		}
-		delay = min(2*delay, lookAgainMax)
-		timer.Reset(delay)
+		timer.Reset(backoff.Step())
 	}
 }
 
