@@ -28,6 +28,9 @@ type Discovery struct {
 	// StatusInSchema: the kind's schema declares a status field, so its
 	// controller writes one, with or without a status subresource.
 	StatusInSchema bool
+	// Categories are the categories the kind's CRD lists (crossplane,
+	// managed, claim, ...); a built-in rule can be for a category.
+	Categories []string
 }
 
 // What decided a verdict, besides a health rule's label.
@@ -64,10 +67,8 @@ func (rs *Rules) JudgeContext(ctx context.Context, obj *unstructured.Unstructure
 		return check.Rollout{State: check.Pending, Message: "does not exist (yet)", Rule: RuleExists}
 	}
 	gk := obj.GroupVersionKind().GroupKind()
-	if rs != nil {
-		if r, ok := rs.byKind[gk]; ok {
-			return r.judge(ctx, obj)
-		}
+	if r := rs.ruleFor(gk, d); r != nil {
+		return r.judge(ctx, obj)
 	}
 	return judgeKstatus(obj, gk, d)
 }
@@ -80,6 +81,12 @@ func (r *rule) judge(ctx context.Context, obj *unstructured.Unstructured) check.
 	out := check.Rollout{State: check.Pending, Rule: r.label()}
 	if msg, stale := NotObserved(obj); stale {
 		out.Message = msg
+		return out
+	}
+	if r.source != "" && !hasStatus(obj) {
+		// The built-in rules read the status; Flux's evaluation would
+		// fail on the absent variable.
+		out.Message = "it has no status yet: its controller has not reported on it"
 		return out
 	}
 	// A condition of an older generation is not seen by the expressions.

@@ -23,7 +23,15 @@ import (
 // immutable once loaded and safe for concurrent use.
 type Rules struct {
 	byKind map[schema.GroupKind]*rule
-	order  []*rule
+	// order are the user's rules, in the files' order.
+	order []*rule
+	// Set by WithBuiltIn: the built-in rules for a group and kind that
+	// no user rule overrides are in byKind too; byCategory are the
+	// built-in rules for the custom resource kinds of a CRD category;
+	// overridden are the built-in rules a user rule replaces.
+	byCategory []*rule
+	builtIns   []*rule
+	overridden map[schema.GroupKind]*rule
 }
 
 // rule is one entry of a health-rules file.
@@ -36,6 +44,11 @@ type rule struct {
 	// exprs in Flux's order of evaluation: inProgress, failed, current;
 	// a nil entry is an expression the rule does not give.
 	exprs [3]*expression
+	// Built-in rules only: source names the upstream project and version
+	// the rule was read from; categories, when set, match every custom
+	// resource kind whose CRD lists one of them (gk is then empty).
+	source     string
+	categories []string
 }
 
 // expression is one compiled CEL expression of a rule.
@@ -52,6 +65,9 @@ const (
 	fieldInProgress = "inProgress"
 	fieldFailed     = "failed"
 	fieldCurrent    = "current"
+	// Built-in rules only.
+	fieldSource     = "source"
+	fieldCategories = "categories"
 )
 
 // costLimit bounds the work of one evaluation, in CEL's cost units (about
@@ -61,6 +77,12 @@ const costLimit = 10_000_000
 // label names the rule in a verdict: "health rule rules.yaml#2
 // (Rollout.argoproj.io)".
 func (r *rule) label() string {
+	switch {
+	case len(r.categories) > 0:
+		return fmt.Sprintf("built-in health rule (category %s)", strings.Join(r.categories, ", "))
+	case r.source != "":
+		return fmt.Sprintf("built-in health rule (%s)", r.gk)
+	}
 	return fmt.Sprintf("health rule %s#%d (%s)", r.file, r.index, r.gk)
 }
 
@@ -122,6 +144,12 @@ func Load(paths []string) (*Rules, error) {
 // Parse reads one health-rules file; name is how errors and verdicts
 // name it.
 func Parse(name string, data []byte) (*Rules, error) {
+	return parse(name, data, false)
+}
+
+// parse reads a rules file; builtIn allows the fields of the built-in
+// rules' file (source, categories).
+func parse(name string, data []byte, builtIn bool) (*Rules, error) {
 	root, err := decode(name, data)
 	if err != nil {
 		return nil, err
@@ -135,9 +163,13 @@ func Parse(name string, data []byte) (*Rules, error) {
 		return nil, fmt.Errorf("%s: cannot set up CEL: %v", name, err)
 	}
 	for i, item := range root.Content {
-		r, err := parseEntry(env, name, i+1, item)
+		r, err := parseEntry(env, name, i+1, item, builtIn)
 		if err != nil {
 			return nil, err
+		}
+		if len(r.categories) > 0 {
+			rs.byCategory = append(rs.byCategory, r)
+			continue
 		}
 		if err := rs.add(r); err != nil {
 			return nil, err
@@ -202,7 +234,7 @@ func nodeKind(n *yaml.Node) string {
 }
 
 // parseEntry reads and compiles the index'th entry of file.
-func parseEntry(env *cel.Env, file string, index int, n *yaml.Node) (*rule, error) {
+func parseEntry(env *cel.Env, file string, index int, n *yaml.Node, builtIn bool) (*rule, error) {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
@@ -219,6 +251,11 @@ func parseEntry(env *cel.Env, file string, index int, n *yaml.Node) (*rule, erro
 		}
 		switch k.Value {
 		case fieldAPIVersion, fieldKind, fieldInProgress, fieldFailed, fieldCurrent:
+		case fieldSource, fieldCategories:
+			if !builtIn {
+				unknown = append(unknown, fmt.Sprintf("%q (line %d)", k.Value, k.Line))
+				continue
+			}
 		default:
 			unknown = append(unknown, fmt.Sprintf("%q (line %d)", k.Value, k.Line))
 			continue
@@ -240,6 +277,15 @@ func parseEntry(env *cel.Env, file string, index int, n *yaml.Node) (*rule, erro
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("%s: unknown field %s: an entry has apiVersion, kind, current, inProgress and failed", at, strings.Join(unknown, ", "))
 	}
+	if builtIn {
+		if fields[fieldSource] == "" {
+			return nil, fmt.Errorf("%s: a built-in rule names its source", at)
+		}
+		if c := fields[fieldCategories]; c != "" {
+			r := &rule{file: file, index: index, line: n.Line, source: fields[fieldSource], categories: strings.Split(strings.ReplaceAll(c, " ", ""), ",")}
+			return r, compileAll(env, r, fields, lines, at)
+		}
+	}
 	if av == "" {
 		return nil, fmt.Errorf("%s: has no apiVersion (the group and version of the kind, e.g. argoproj.io/v1alpha1)", at)
 	}
@@ -260,22 +306,27 @@ func parseEntry(env *cel.Env, file string, index int, n *yaml.Node) (*rule, erro
 	if strings.TrimSpace(fields[fieldCurrent]) == "" {
 		return nil, fmt.Errorf("%s: has no current expression (it is required; inProgress and failed are optional)", at)
 	}
-	r := &rule{file: file, index: index, line: n.Line, apiVersion: av, gk: gk}
+	r := &rule{file: file, index: index, line: n.Line, apiVersion: av, gk: gk, source: fields[fieldSource]}
+	return r, compileAll(env, r, fields, lines, at)
+}
+
+// compileAll compiles the entry's expressions into r.
+func compileAll(env *cel.Env, r *rule, fields map[string]string, lines map[string]int, at string) error {
 	for i, f := range []string{fieldInProgress, fieldFailed, fieldCurrent} {
 		src, ok := fields[f]
 		if !ok || strings.TrimSpace(src) == "" {
 			if ok && f != fieldCurrent {
-				return nil, fmt.Errorf("%s: %s is empty (leave it out instead)", at, f)
+				return fmt.Errorf("%s: %s is empty (leave it out instead)", at, f)
 			}
 			continue
 		}
 		e, err := compile(env, f, src)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s (line %d): %v", at, f, lines[f], err)
+			return fmt.Errorf("%s: %s (line %d): %v", at, f, lines[f], err)
 		}
 		r.exprs[i] = e
 	}
-	return r, nil
+	return nil
 }
 
 // add adds r, refusing a second rule for its kind.

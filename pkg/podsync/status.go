@@ -90,6 +90,7 @@ func discoverKind(ctx context.Context, c *Clients, tg check.Target) (statusKind,
 			subresources[name+"/"+sub] = true
 		case r.Kind == tg.Kind:
 			resource, k.namespaced = name, r.Namespaced
+			k.discovery.Categories = r.Categories
 		}
 	}
 	if resource == "" {
