@@ -117,6 +117,9 @@ func (o *Options) runBounded(ctx context.Context, c *cobra.Command, args []strin
 
 // completeAndRun is the command's work, in order.
 func (o *Options) completeAndRun(ctx context.Context, c *cobra.Command, args []string, start time.Time) error {
+	if o.showRules {
+		return o.showHealthRules()
+	}
 	if err := o.Complete(c, args); err != nil {
 		return err
 	}

@@ -94,6 +94,7 @@ type Options struct {
 	logLines      int
 	progress      time.Duration
 	healthRules   []string
+	showRules     bool
 	// getenv reads the environment (GitHub Actions); tests replace it.
 	getenv func(string) string
 
@@ -174,7 +175,8 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.Var(&o.maxRestarts, "max-restarts", "With --until: exit 4 when a container restarts more than this many times while the check runs; when not given, restarts are not counted.")
 	f.DurationVar(&o.failAfter, "fail-after", 0, "Exit 4 on a --fail-on reason or --max-restarts only once the pod has shown it for this long without turning Ready (0: at once); a Failed pod holds until it is gone. The summary says how long it held.")
 	f.DurationVar(&o.stableFor, "stable-for", 0, "With --until: once met, keep judging for this long; a restart, a pod that stops satisfying --until, a failing replacement or a target back to progressing is exit 4 (0: end when met).")
-	f.StringArrayVar(&o.healthRules, "health-rules", nil, "Judge the kinds these files name by their CEL rules (a list of apiVersion, kind, current, inProgress, failed, as Flux's healthCheckExprs); repeatable. Without a rule, a target of a kind that is not a workload is judged by kstatus's conventions.")
+	f.StringArrayVar(&o.healthRules, "health-rules", nil, "Judge the kinds these files name by their CEL rules (a list of apiVersion, kind, current, inProgress, failed, as Flux's healthCheckExprs); repeatable. A rule for a kind replaces podsync's built-in rule for it (--show-health-rules lists them). Without a rule, a target of a kind that is not a workload is judged by kstatus's conventions.")
+	f.BoolVar(&o.showRules, "show-health-rules", false, "Print the health rules in effect and exit, without a cluster: the built-in rules for popular operators' kinds with the upstream version each was read from, and those of --health-rules, marking the ones that replace a built-in rule. The output is a --health-rules file.")
 	f.BoolVar(&o.skipUnavail, "skip-unavailable", false, "With several contexts: go on without a context that cannot be used at start (said once on stderr; a check counts it as failed, never as met) instead of exiting 1.")
 	f.Lookup("context").Usage = "The kubeconfig context to use; a comma-separated list or shell patterns (--context 'prod-*') watch several at once, with a CONTEXT column."
 	o.addDiagnosisFlags(c)
@@ -345,14 +347,24 @@ func (o *Options) validateNumbers() error {
 // rules takes a while: a --timeout or a signal meanwhile says so.
 func (o *Options) loadRules() (*health.Rules, error) {
 	if len(o.healthRules) == 0 {
-		return health.Load(nil)
+		return (*health.Rules)(nil).WithBuiltIn()
 	}
 	before := o.prep.swap(fmt.Sprintf("compiling the health rules (--health-rules %s)", strings.Join(o.healthRules, ", --health-rules ")))
 	rules, err := health.Load(o.healthRules)
-	if err == nil {
-		o.prep.swap(before)
+	if err != nil {
+		return nil, err
 	}
-	return rules, err
+	o.prep.swap(before)
+	return rules.WithBuiltIn()
+}
+
+// showHealthRules prints the rules in effect; no cluster is needed.
+func (o *Options) showHealthRules() error {
+	rules, err := o.loadRules()
+	if err != nil {
+		return usageError("%s", oneLine(err))
+	}
+	return rules.Show(o.Out)
 }
 
 // Run runs the check or stream against the clusters of the kubeconfig's
