@@ -268,3 +268,62 @@ func TestBuiltInCategoryRule(t *testing.T) {
 		t.Errorf("a built-in kind: %+v", v)
 	}
 }
+
+// TestPublishedFluxRulesWrong backs what docs/health.md says of two rules
+// Flux publishes: the cheatsheet's Cluster API rule fails a cluster still
+// provisioning, and RFC-0009's Certificate rule stays in progress once
+// cert-manager has removed the Issuing condition of a finished issuance
+// (all() over an empty list is true).
+func TestPublishedFluxRulesWrong(t *testing.T) {
+	rs := mustParse(t, `
+- apiVersion: cluster.x-k8s.io/v1beta1
+  kind: Cluster
+  failed: status.conditions.filter(e, e.type == 'Ready').all(e, e.status == 'False')
+  current: status.conditions.filter(e, e.type == 'Ready').all(e, e.status == 'True')
+- apiVersion: cert-manager.io/v1
+  kind: Certificate
+  inProgress: "status.conditions.filter(e, e.type == 'Issuing').all(e, e.observedGeneration == metadata.generation && e.status == 'True')"
+  failed: "status.conditions.filter(e, e.type == 'Ready').all(e, e.observedGeneration == metadata.generation && e.status == 'False')"
+  current: "status.conditions.filter(e, e.type == 'Ready').all(e, e.observedGeneration == metadata.generation && e.status == 'True')"
+`)
+	provisioning := fixtureObject(t, "cluster.x-k8s.io/v1beta1", "Cluster", 1, map[string]any{"observedGeneration": 1, "phase": "Provisioning",
+		"conditions": []any{map[string]any{"type": "Ready", "status": "False", "severity": "Info", "reason": "WaitingForControlPlane"}}})
+	if v := rs.Judge(provisioning, customKind); v.State != check.Failed {
+		t.Errorf("the cheatsheet's Cluster rule on a v1beta1 cluster provisioning: %+v", v)
+	}
+	v1beta2 := fixtureObject(t, "cluster.x-k8s.io/v1beta2", "Cluster", 1, map[string]any{"observedGeneration": 1, "phase": "Provisioning",
+		"conditions": []any{map[string]any{"type": "Available", "status": "False", "reason": "NotAvailable"}}})
+	if v := rs.Judge(v1beta2, customKind); v.State != check.Failed {
+		t.Errorf("the cheatsheet's Cluster rule on a v1beta2 cluster provisioning: %+v", v)
+	}
+	issued := fixtureObject(t, "cert-manager.io/v1", "Certificate", 1, map[string]any{
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Ready", "observedGeneration": 1}}})
+	if v := rs.Judge(issued, customKind); v.State != check.Pending || !strings.HasPrefix(v.Message, "inProgress is true") {
+		t.Errorf("RFC-0009's Certificate rule on an issued certificate: %+v", v)
+	}
+	// The built-in rules decide both.
+	bi, err := (*Rules)(nil).WithBuiltIn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := bi.Judge(provisioning, customKind); v.State != check.Pending {
+		t.Errorf("the built-in Cluster rule on a cluster provisioning: %+v", v)
+	}
+	if v := bi.Judge(issued, customKind); v.State != check.Met {
+		t.Errorf("the built-in Certificate rule on an issued certificate: %+v", v)
+	}
+}
+
+// TestRuleSaysStaleConditions: a rule that waits because the conditions
+// it reads are of an older generation says so.
+func TestRuleSaysStaleConditions(t *testing.T) {
+	rs, err := (*Rules)(nil).WithBuiltIn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := rs.Judge(withConditionGeneration(2, cond("Ready", "True", "Ready", ""), 1), customKind)
+	want := "current is not true yet: status.?conditions.orValue([]).exists(c, c.type == 'Ready' && c.status == 'True'); Ready=True is for generation 1, not the current 2"
+	if v.State != check.Pending || v.Message != want {
+		t.Errorf("Judge = %v %q, want waiting with %q", v.State, v.Message, want)
+	}
+}

@@ -77,8 +77,8 @@ func (rs *Rules) JudgeContext(ctx context.Context, obj *unstructured.Unstructure
 // differs from metadata.generation waits; then inProgress, failed and
 // current are evaluated in this order and the first that is true decides;
 // none true waits.
-func (r *rule) judge(ctx context.Context, obj *unstructured.Unstructured) check.Rollout {
-	out := check.Rollout{State: check.Pending, Rule: r.label()}
+func (r *rule) judge(ctx context.Context, obj *unstructured.Unstructured) (out check.Rollout) {
+	out = check.Rollout{State: check.Pending, Rule: r.label()}
 	if msg, stale := NotObserved(obj); stale {
 		out.Message = msg
 		return out
@@ -89,8 +89,16 @@ func (r *rule) judge(ctx context.Context, obj *unstructured.Unstructured) check.
 		out.Message = "it has no status yet: its controller has not reported on it"
 		return out
 	}
-	// A condition of an older generation is not seen by the expressions.
-	fresh, _ := Fresh(obj)
+	// A condition of an older generation is not seen by the expressions;
+	// a wait says which were left out.
+	fresh, stale := Fresh(obj)
+	if len(stale) > 0 {
+		defer func() {
+			if out.State == check.Pending {
+				out.Message += "; " + staleNote(obj, stale)
+			}
+		}()
+	}
 	evalCtx, cancel := evalContext(ctx)
 	defer cancel()
 	start := time.Now()

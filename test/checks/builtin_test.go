@@ -94,6 +94,7 @@ func TestBuiltInRuleKafkaFails(t *testing.T) {
 	env.Kubectl(t, "apply", "-n", ns, "-f", manifest)
 	setOperatorStatus(t, ns, "kafka.kafka.strimzi.io", "events", kafkaNotReady)
 	r := check(t, "-n", ns, "-f", manifest, "--until", "ready", "--timeout", "20s")
+	t.Logf("stderr:\n%s", r.Stderr)
 	wantVerdict(t, r, 4, "failed")
 	wantStderr(t, r, "kafka.kafka.strimzi.io/events: failed:", "(built-in health rule (Kafka.kafka.strimzi.io))")
 }
@@ -127,6 +128,7 @@ func TestBuiltInRuleClusterAPIv1beta2(t *testing.T) {
 	env.Kubectl(t, "apply", "-n", ns, "-f", manifest)
 	setOperatorStatus(t, ns, "cluster.cluster.x-k8s.io", "prod", capiProvision)
 	r := check(t, "-n", ns, "-f", manifest, "--until", "ready", "--timeout", "3s")
+	t.Logf("stderr:\n%s", r.Stderr)
 	wantVerdict(t, r, 3, "not met")
 	wantStderr(t, r, "cluster.cluster.x-k8s.io/prod: not met: current is not true yet", "(built-in health rule (Cluster.cluster.x-k8s.io))")
 
@@ -134,6 +136,7 @@ func TestBuiltInRuleClusterAPIv1beta2(t *testing.T) {
 	s.WaitStderr("current is not true yet", time.Minute)
 	setOperatorStatus(t, ns, "cluster.cluster.x-k8s.io", "prod", capiAvailable)
 	r = s.Wait(time.Minute)
+	t.Logf("stderr:\n%s", r.Stderr)
 	wantVerdict(t, r, 0, "met")
 	wantStderr(t, r, "cluster.cluster.x-k8s.io/prod: current is true:")
 }
