@@ -327,3 +327,19 @@ func TestRuleSaysStaleConditions(t *testing.T) {
 		t.Errorf("Judge = %v %q, want waiting with %q", v.State, v.Message, want)
 	}
 }
+
+// TestFailedQuotesConditions: a failed verdict on a status without a
+// message quotes the conditions that say what went wrong.
+func TestFailedQuotesConditions(t *testing.T) {
+	rs, err := (*Rules)(nil).WithBuiltIn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kafka := fixtureObject(t, "kafka.strimzi.io/v1beta2", "Kafka", 1, map[string]any{"observedGeneration": 1, "conditions": []any{
+		map[string]any{"type": "NotReady", "status": "True", "reason": "TimeoutException", "message": "Exceeded timeout of 300000ms"},
+		map[string]any{"type": "Warning", "status": "True", "reason": "KafkaStorage", "message": "a warning is no failure"}}})
+	v := rs.Judge(kafka, customKind)
+	if v.State != check.Failed || !strings.HasPrefix(v.Message, "NotReady=True (TimeoutException: Exceeded timeout of 300000ms) (failed is true: ") {
+		t.Errorf("Judge = %v %q", v.State, v.Message)
+	}
+}

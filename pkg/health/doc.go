@@ -69,6 +69,19 @@
 //     StatefulSet, DaemonSet, ReplicaSet, Job, Pod).
 //   - One evaluation is bounded by a CEL cost limit.
 //
+// # Built-in rules
+//
+// builtin.yaml holds rules for popular operators' kinds (Argo Rollouts,
+// Argo CD, Flux, cert-manager, External Secrets, Sealed Secrets,
+// Knative, CloudNativePG, Strimzi, KEDA, Cluster API, Crossplane), in the
+// format of a rules file plus a source (the upstream project and version
+// each was read from) and, for Crossplane, whose kinds are each
+// provider's own, categories: such a rule judges every custom resource
+// kind whose CRD lists one of them and that no rule names. WithBuiltIn
+// adds them to the user's rules, a user's rule for a group and kind
+// replacing the built-in one. testdata/builtin holds the status histories
+// each is proven on, with Argo CD's expected health where it has one.
+//
 // # Without a rule
 //
 // kstatus (sigs.k8s.io/cli-utils/pkg/kstatus/status, Compute) decides:

@@ -130,6 +130,8 @@ func (r *rule) judge(ctx context.Context, obj *unstructured.Unstructured) (out c
 			out.State = check.Failed
 			if m := statusMessage(obj); m != "" {
 				out.Message = m + " (" + out.Message + ")"
+			} else if m := abnormal(fresh); m != "" {
+				out.Message = m + " (" + out.Message + ")"
 			}
 		case fieldCurrent:
 			out.State = check.Met
@@ -178,6 +180,22 @@ func statusMessage(obj *unstructured.Unstructured) string {
 	st, _ := obj.Object["status"].(map[string]any)
 	m, _ := st["message"].(string)
 	return text.OneLine(m, 0)
+}
+
+// abnormal lists the conditions of obj that say something is wrong (a
+// False condition, or a True one whose type is itself bad news, such as
+// Strimzi's NotReady), with their reasons and messages: what a failed
+// verdict quotes when the status has no message of its own.
+func abnormal(obj *unstructured.Unstructured) string {
+	st, _ := obj.Object["status"].(map[string]any)
+	var parts []string
+	for _, c := range conditionsOf(st) {
+		bad := c.typ == "Stalled" || c.typ == "NotReady" || c.typ == "Failed" || c.typ == "Degraded"
+		if (c.status == "False" && !bad || c.status == "True" && bad) && (c.reason != "" || c.message != "") {
+			parts = append(parts, c.String())
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // short is an expression on one line, cut to a readable length.

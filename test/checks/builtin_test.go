@@ -21,6 +21,7 @@ var operatorKinds = []struct {
 	{"kafka.strimzi.io", "v1beta2", "Kafka", "kafkas", "Namespaced", []string{"strimzi"}},
 	{"cluster.x-k8s.io", "v1beta2", "Cluster", "clusters", "Namespaced", []string{"cluster-api"}},
 	{"s3.aws.upbound.io", "v1beta1", "Bucket", "buckets", "Cluster", []string{"crossplane", "managed", "aws"}},
+	{"cert-manager.io", "v1", "Certificate", "certificates", "Namespaced", []string{"cert-manager"}},
 }
 
 var installOperatorCRDs sync.Once
@@ -96,7 +97,7 @@ func TestBuiltInRuleKafkaFails(t *testing.T) {
 	r := check(t, "-n", ns, "-f", manifest, "--until", "ready", "--timeout", "20s")
 	t.Logf("stderr:\n%s", r.Stderr)
 	wantVerdict(t, r, 4, "failed")
-	wantStderr(t, r, "kafka.kafka.strimzi.io/events: failed:", "(built-in health rule (Kafka.kafka.strimzi.io))")
+	wantStderr(t, r, "kafka.kafka.strimzi.io/events: failed: NotReady=True (TimeoutException: Exceeded timeout of 300000ms", "(built-in health rule (Kafka.kafka.strimzi.io))")
 }
 
 // TestBuiltInRuleKafkaWaitsThenMet: NotReady with reason Creating waits;
@@ -157,7 +158,7 @@ func TestBuiltInRuleCrossplaneCategory(t *testing.T) {
 	}
 	r := check(t, "-f", manifest, "--until", "ready", "--timeout", "20s")
 	wantVerdict(t, r, 4, "failed")
-	wantStderr(t, r, "bucket.s3.aws.upbound.io/"+name+": failed:", "(built-in health rule (category managed, composite, claim))")
+	wantStderr(t, r, "bucket.s3.aws.upbound.io/"+name+": failed: Synced=False (ReconcileError: update failed", "(built-in health rule (category managed, composite, claim))")
 }
 
 // kafkaOverride is a user's rule for Kafka that replaces the built-in one.
@@ -198,4 +199,33 @@ func TestUserRuleOverridesBuiltIn(t *testing.T) {
 	if bad.Code != 2 || !strings.Contains(bad.Stderr, "has no apiVersion") {
 		t.Errorf("--show-health-rules with a bad file: %s", bad)
 	}
+}
+
+// TestBuiltInRuleCertificateGenerations: cert-manager removes Issuing
+// once a certificate is issued, and keeps the previous spec's Ready=True
+// until it has looked at the new one. The built-in rule waits through
+// the issuance of generation 2, saying which condition is of generation
+// 1, and is met on Ready=True of generation 2 with no Issuing left.
+func TestBuiltInRuleCertificateGenerations(t *testing.T) {
+	withOperatorCRDs(t)
+	ns := env.Namespace(t)
+	obj := func(names string) string {
+		return fmt.Sprintf("apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: web-tls}\nspec: {secretName: web-tls, dnsNames: [%s]}\n", names)
+	}
+	env.Apply(t, ns, obj("a.example"))
+	setOperatorStatus(t, ns, "certificate.cert-manager.io", "web-tls", `{"conditions":[{"type":"Ready","status":"True","reason":"Ready","message":"Certificate is up to date and has not expired","observedGeneration":1,"lastTransitionTime":"2026-01-01T00:00:00Z"}]}`)
+	manifest := writeFile(t, "cert.yaml", obj("a.example, b.example"))
+	env.Kubectl(t, "apply", "-n", ns, "-f", manifest)
+	s := env.Start(t, "-n", ns, "-f", manifest, "--until", "ready", "--timeout", "2m", "--progress-interval", "1s")
+	s.WaitStderr("Ready=True is for generation 1, not the current 2", time.Minute)
+	setOperatorStatus(t, ns, "certificate.cert-manager.io", "web-tls", `{"conditions":[{"type":"Ready","status":"False","reason":"DoesNotExist","observedGeneration":2,"lastTransitionTime":"2026-01-01T00:00:00Z"},{"type":"Issuing","status":"True","reason":"Reissuing","message":"Issuing certificate as Secret was previously issued","observedGeneration":2,"lastTransitionTime":"2026-01-01T00:00:00Z"}]}`)
+	s.WaitStderr("inProgress is true", time.Minute)
+	if s.Exited() {
+		t.Fatalf("podsync decided while the certificate is issued\n%s", s.Dump())
+	}
+	setOperatorStatus(t, ns, "certificate.cert-manager.io", "web-tls", `{"conditions":[{"type":"Ready","status":"True","reason":"Ready","message":"Certificate is up to date and has not expired","observedGeneration":2,"lastTransitionTime":"2026-01-01T00:00:00Z"}]}`)
+	r := s.Wait(time.Minute)
+	t.Logf("stderr:\n%s", r.Stderr)
+	wantVerdict(t, r, 0, "met")
+	wantStderr(t, r, "certificate.cert-manager.io/web-tls: current is true:", "(built-in health rule (Certificate.cert-manager.io))")
 }
