@@ -90,7 +90,7 @@ func (rs *Rules) Show(w io.Writer) error {
 	for _, r := range rs.order {
 		head := fmt.Sprintf("%s: --health-rules %s, entry #%d", r.gk, r.file, r.index)
 		if bi := rs.overridden[r.gk]; bi != nil {
-			head += fmt.Sprintf("; replaces the built-in rule (%s)", bi.source)
+			head += "; replaces the built-in rule from " + bi.source
 		}
 		writeRule(&b, head, r, "")
 	}

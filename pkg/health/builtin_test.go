@@ -228,7 +228,7 @@ func TestUserRuleOverridesBuiltIn(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{
-		"# Rollout.argoproj.io: --health-rules rules.yaml, entry #1; replaces the built-in rule (Argo Rollouts v1.8",
+		"# Rollout.argoproj.io: --health-rules rules.yaml, entry #1; replaces the built-in rule from Argo Rollouts v1.8",
 		"# Certificate.cert-manager.io: built-in, from cert-manager v1.18",
 		"# - categories: managed, composite, claim",
 	} {

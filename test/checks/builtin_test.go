@@ -187,7 +187,7 @@ func TestUserRuleOverridesBuiltIn(t *testing.T) {
 		t.Fatalf("--show-health-rules: %s", show)
 	}
 	for _, want := range []string{
-		"# Kafka.kafka.strimzi.io: --health-rules " + rules + ", entry #1; replaces the built-in rule (Strimzi 0.47",
+		"# Kafka.kafka.strimzi.io: --health-rules " + rules + ", entry #1; replaces the built-in rule from Strimzi 0.47",
 		"# Cluster.cluster.x-k8s.io: built-in, from Cluster API v1.10",
 		"# Certificate.cert-manager.io: built-in, from cert-manager v1.18",
 	} {
