@@ -15,7 +15,7 @@ import (
 const maxEvents = 5
 
 // PodExplanation says why one pod does not satisfy the check. The JSON
-// field names are part of the summary's stable shape (see WriteJSON).
+// field names are part of the summary's stable shape (see output.WriteSummaryJSON).
 type PodExplanation struct {
 	// Context is the pod's kubeconfig context in a check over several.
 	Context   string `json:"context,omitempty"`
@@ -34,6 +34,19 @@ type PodExplanation struct {
 	// Missing says what the explanation lacks and why (a diagnosis not
 	// fetched in time, logs the user may not read).
 	Missing []string `json:"missing,omitempty"`
+}
+
+// QualifiedName names the pod as the summary does: NAMESPACE/NAME, and
+// its context in a check over several.
+func (p *PodExplanation) QualifiedName() string {
+	name := p.Name
+	if p.Namespace != "" {
+		name = p.Namespace + "/" + p.Name
+	}
+	if p.Context != "" {
+		name += " in context " + p.Context
+	}
+	return name
 }
 
 // UnmetCondition is one --until condition the pod misses, with what was

@@ -1,9 +1,6 @@
 package check
 
 import (
-	"bytes"
-	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 
@@ -169,7 +166,7 @@ func TestTakeLeftBehind(t *testing.T) {
 	e.Observe("default/a", pod, false)
 	e.Observe("default/a", pod, false)
 	got := e.TakeLeftBehind()
-	if len(got) != 1 || got[0].Note() != "pod default/a was evicted and replaced by its ReplicaSet web-h1; not judged" {
+	if len(got) != 1 || got[0].Name != "a" || got[0].Reason != "Evicted" || got[0].OwnerName != "web-h1" {
 		t.Fatalf("named %+v, want the pod once", got)
 	}
 	e.Observe("default/a", pod, false)
@@ -178,7 +175,7 @@ func TestTakeLeftBehind(t *testing.T) {
 	}
 	e.Observe("default/a", newPod("a", uid("other"), inReplicaSet("h1"), shutDown()), false)
 	got = e.TakeLeftBehind()
-	if len(got) != 1 || got[0].Note() != "pod default/a was shut down and replaced by its ReplicaSet web-h1; not judged" {
+	if len(got) != 1 || got[0].Reason != "Terminated" || got[0].OwnerName != "web-h1" {
 		t.Fatalf("named %+v, want the new pod once", got)
 	}
 	if l := e.LeftBehind(); len(l) != 1 || l[0].Reason != "Terminated" {
@@ -187,55 +184,5 @@ func TestTakeLeftBehind(t *testing.T) {
 	e.Forget("default/a")
 	if l := e.LeftBehind(); len(l) != 0 {
 		t.Fatalf("LeftBehind %+v after the pod went", l)
-	}
-}
-
-func TestLeftBehindInSummary(t *testing.T) {
-	one := []LeftBehindPod{{Namespace: "shop", Name: "web-1", Reason: "Evicted", OwnerKind: "ReplicaSet", OwnerName: "web"}}
-	two := append(slices.Clone(one), LeftBehindPod{Namespace: "shop", Name: "db-0", Reason: "Terminated", OwnerKind: "StatefulSet", OwnerName: "db", Context: "prod"})
-	for _, c := range []struct {
-		pods []LeftBehindPod
-		want string
-	}{
-		{one, "Replaced: 1 evicted pod left behind, replaced, not judged: shop/web-1\n"},
-		{two, "Replaced: 2 pods left behind (1 evicted, 1 shut down), replaced, not judged: shop/web-1, shop/db-0 (context prod)\n"},
-	} {
-		var b bytes.Buffer
-		s := Summary{Verdict: "met", Pods: 3, LeftBehind: c.pods}
-		if err := s.WriteText(&b); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(b.String(), "matched\n"+c.want) {
-			t.Errorf("text summary:\n%s\nwant after the Pods line: %s", b.String(), c.want)
-		}
-		b.Reset()
-		if err := s.WriteMarkdown(&b, MaxMarkdown); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(b.String(), "Replaced: ") || !strings.Contains(b.String(), "shop/web-1") {
-			t.Errorf("Markdown summary has no Replaced line:\n%s", b.String())
-		}
-	}
-	var b bytes.Buffer
-	if err := (Summary{LeftBehind: one}).WriteJSON(&b); err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		LeftBehind []LeftBehindPod `json:"leftBehind"`
-	}
-	if err := json.Unmarshal(b.Bytes(), &got); err != nil || len(got.LeftBehind) != 1 || got.LeftBehind[0] != one[0] {
-		t.Errorf("JSON %s: leftBehind %+v (%v), want %+v", b.String(), got.LeftBehind, err, one)
-	}
-	b.Reset()
-	_ = (Summary{}).WriteJSON(&b)
-	if strings.Contains(b.String(), "leftBehind") {
-		t.Errorf("JSON without pods left behind names them: %s", b.String())
-	}
-	many := make([]LeftBehindPod, 12)
-	for i := range many {
-		many[i] = LeftBehindPod{Namespace: "n", Name: "p", Reason: "Evicted"}
-	}
-	if got := leftBehindText(many); !strings.HasSuffix(got, ", and 2 more") || strings.Count(got, "n/p") != maxLeftBehindNames {
-		t.Errorf("12 pods: %s", got)
 	}
 }

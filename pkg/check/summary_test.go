@@ -1,11 +1,7 @@
 package check
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -151,147 +147,6 @@ func TestExplainEventsFolds(t *testing.T) {
 	}
 }
 
-func failedSummary() Summary {
-	events := []corev1.Event{
-		event("BackOff", 30*time.Second, 12),
-		{Type: "Normal", Reason: "Pulled", Message: "Successfully pulled image \"nginx\"\nin 1s", Count: 1,
-			LastTimestamp: metav1.NewTime(now.Add(-2 * time.Minute))},
-	}
-	return Summary{
-		Verdict:     "failed",
-		ExitCode:    4,
-		Duration:    2140 * time.Millisecond,
-		Pods:        3,
-		Statuses:    map[string]int{"Running": 2, "CrashLoopBackOff": 1},
-		Events:      map[string]int{"SYNC": 3, "UPDATE": 5},
-		EventTypes:  podTypes,
-		Reason:      `pod default/web-1: container "app" is CrashLoopBackOff: back-off 10s restarting failed container=app`,
-		Unsatisfied: []PodExplanation{ExplainAt(now, crashPod(), mustConditions("ready"), events)},
-		Omitted:     2,
-	}
-}
-
-func TestWriteText(t *testing.T) {
-	var buf bytes.Buffer
-	if err := failedSummary().WriteText(&buf); err != nil {
-		t.Fatal(err)
-	}
-	want := `Verdict:  failed (exit 4) after 2.1s
-Reason:   pod default/web-1: container "app" is CrashLoopBackOff: back-off 10s restarting failed container=app
-Pods:     3 matched (CrashLoopBackOff 1, Running 2)
-Events:   SYNC 3, ADD 0, UPDATE 5, GONE 0
-Pod default/web-1 is not satisfied:
-  Phase:  Running
-  Unmet:  ready: want Ready=True, got Ready=False (ContainersNotReady: containers with unready status: [app])
-  Init container init-db: terminated (Completed), exit code 0, ready false, restarts 0
-  Container app: waiting (CrashLoopBackOff: back-off 10s restarting failed container=app), ready false, restarts 4; last terminated (Error), exit code 1
-  Events (warnings first, newest first):
-    30s ago  Warning  BackOff  x12  BackOff message
-    2m ago  Normal  Pulled  x1  Successfully pulled image "nginx" in 1s
-... and 2 more unsatisfied pods not shown
-`
-	if got := buf.String(); got != want {
-		t.Errorf("WriteText:\n%s\nwant:\n%s", got, want)
-	}
-}
-
-func TestWriteTextMet(t *testing.T) {
-	var buf bytes.Buffer
-	s := Summary{Verdict: "met", Duration: 350 * time.Millisecond, Events: map[string]int{"SYNC": 1, "RELIST": 2}, EventTypes: podTypes}
-	if err := s.WriteText(&buf); err != nil {
-		t.Fatal(err)
-	}
-	want := "Verdict:  met (exit 0) after 350ms\nPods:     0 matched\nEvents:   SYNC 1, ADD 0, UPDATE 0, GONE 0, RELIST 2\n"
-	if got := buf.String(); got != want {
-		t.Errorf("WriteText = %q, want %q", got, want)
-	}
-	if s.Events["ADD"] != 0 || len(s.Events) != 2 {
-		t.Errorf("WriteText changed the caller's map: %v", s.Events)
-	}
-}
-
-func TestWriteTextLongMessage(t *testing.T) {
-	pod := newPod("p", terminated("app", "Error", 2), func(p *corev1.Pod) {
-		p.Status.ContainerStatuses[0].State.Terminated.Message = strings.Repeat("line of log\n", 100)
-	})
-	var buf bytes.Buffer
-	s := Summary{Verdict: "not met", ExitCode: 3, Unsatisfied: []PodExplanation{ExplainAt(now, pod, nil, nil)}}
-	if err := s.WriteText(&buf); err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
-		if len([]rune(line)) > maxTextLen+100 {
-			t.Errorf("line is %d runes long: %q", len([]rune(line)), line)
-		}
-	}
-	if !strings.Contains(buf.String(), "line of log line of log") || !strings.Contains(buf.String(), "…") {
-		t.Errorf("long message not folded and cut:\n%s", buf.String())
-	}
-	if !strings.Contains(buf.String(), "  Events: none\n") {
-		t.Errorf("missing 'Events: none':\n%s", buf.String())
-	}
-}
-
-func TestWriteJSON(t *testing.T) {
-	var buf bytes.Buffer
-	if err := failedSummary().WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	out := buf.String()
-	if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "}\n") {
-		t.Fatalf("not exactly one line: %q", out)
-	}
-	for _, part := range []string{
-		`{"verdict":"failed","exitCode":4,"durationSeconds":2.14,"pods":3,`,
-		`"statuses":{"CrashLoopBackOff":1,"Running":2},`,
-		`"events":{"ADD":0,"GONE":0,"SYNC":3,"UPDATE":5},`,
-		`"reason":"pod default/web-1: container \"app\" is CrashLoopBackOff: back-off 10s restarting failed container=app",`,
-		`"unsatisfied":[{"namespace":"default","name":"web-1","phase":"Running",`,
-		`"unmetConditions":[{"condition":"ready","want":"Ready=True","got":"Ready=False","reason":"ContainersNotReady","message":"containers with unready status: [app]"}],`,
-		`{"name":"init-db","init":true,"state":"terminated","ready":false,"reason":"Completed","exitCode":0,"restartCount":0}`,
-		`{"name":"app","state":"waiting","ready":false,"reason":"CrashLoopBackOff","message":"back-off 10s restarting failed container=app","restartCount":4,"lastTermination":{"reason":"Error","exitCode":1}}`,
-		`"events":[{"type":"Warning","reason":"BackOff","message":"BackOff message","count":12,"lastSeen":"2025-01-02T03:03:35Z","age":"30s"},`,
-		`"message":"Successfully pulled image \"nginx\"\nin 1s"`,
-		`"omitted":2}`,
-	} {
-		if !strings.Contains(out, part) {
-			t.Errorf("JSON lacks %s\nin %s", part, out)
-		}
-	}
-	var back map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
-		t.Fatalf("output is not JSON: %v", err)
-	}
-}
-
-func TestWriteJSONEmpty(t *testing.T) {
-	var buf bytes.Buffer
-	if err := (Summary{Verdict: "done", EventTypes: podTypes}).WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	want := `{"verdict":"done","exitCode":0,"durationSeconds":0,"pods":0,"statuses":{},"events":{"ADD":0,"GONE":0,"SYNC":0,"UPDATE":0},"unsatisfied":[]}` + "\n"
-	if got := buf.String(); got != want {
-		t.Errorf("WriteJSON = %s, want %s", got, want)
-	}
-}
-
-type failingWriter struct{}
-
-func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
-
-func TestWriteErrors(t *testing.T) {
-	s := failedSummary()
-	for name, write := range map[string]func() error{
-		"text": func() error { return s.WriteText(failingWriter{}) },
-		"json": func() error { return s.WriteJSON(failingWriter{}) },
-	} {
-		err := write()
-		if err == nil || !strings.Contains(err.Error(), "writing summary: disk full") {
-			t.Errorf("%s: error = %v, want wrapped write error", name, err)
-		}
-	}
-}
-
 // A pod the scheduler cannot place leads the one-line reason with the
 // scheduler's message; a pod that is placed leaves the reason alone.
 func TestSchedulingReason(t *testing.T) {
@@ -306,12 +161,8 @@ func TestSchedulingReason(t *testing.T) {
 	if s.Reason != want {
 		t.Errorf("reason = %q, want %q", s.Reason, want)
 	}
-	var b bytes.Buffer
-	if err := s.WriteText(&b); err != nil {
-		t.Fatal(err)
-	}
-	if line := "  Scheduling: PodScheduled=False (Unschedulable: " + msg + ")\n"; !strings.Contains(b.String(), line) {
-		t.Errorf("text has no %q:\n%s", line, b.String())
+	if got := s.Unsatisfied[1].Unschedulable; got != msg {
+		t.Errorf("unschedulable = %q, want the scheduler's message", got)
 	}
 	placedOnly := Summary{Reason: "1 of 1 matching pods do not satisfy ready", Unsatisfied: []PodExplanation{ExplainAt(now, placed, ready, nil)}}
 	placedOnly.SchedulingReason()

@@ -1,12 +1,9 @@
 package check
 
 import (
-	"bytes"
-	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -144,58 +141,5 @@ func TestTargetsWithGone(t *testing.T) {
 	e.AddTarget(webTarget)
 	if r := e.Verdict(); r.State != Met || r.Targets != 0 {
 		t.Errorf("gone with no pod: %+v", r)
-	}
-}
-
-func TestSummaryTargets(t *testing.T) {
-	s := Summary{
-		Verdict: "failed", ExitCode: 4, Duration: 20 * time.Second, EventTypes: []string{"SYNC"},
-		Targets: []TargetSummary{
-			{Kind: "Deployment", Namespace: "shop", Name: "web", Verdict: TargetMet, Reason: "rolled out 3/3", Pods: 3, MetAfterSeconds: 14.23},
-			{Kind: "Job", Namespace: "shop", Name: "migrate", Verdict: TargetFailed, Reason: "BackoffLimitExceeded: Job has reached the specified backoff limit", Pods: 1, ShowNamespace: true},
-		},
-	}
-	var text bytes.Buffer
-	if err := s.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"Targets:  deployment/web: rolled out 3/3 in 14.2s\n",
-		"          job/migrate -n shop: failed: BackoffLimitExceeded: Job has reached the specified backoff limit\n",
-	} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("text summary has no %q:\n%s", want, text.String())
-		}
-	}
-	var out bytes.Buffer
-	if err := s.WriteJSON(&out); err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		Targets []map[string]any `json:"targets"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]any{"kind": "Job", "namespace": "shop", "name": "migrate", "verdict": "failed",
-		"reason": "BackoffLimitExceeded: Job has reached the specified backoff limit", "pods": 1.0}
-	if len(got.Targets) != 2 || !reflect.DeepEqual(got.Targets[1], want) {
-		t.Errorf("JSON targets = %v", got.Targets)
-	}
-	// A name from a manifest is shown escaped, as cluster text is.
-	text.Reset()
-	hostile := Summary{Verdict: "not met", ExitCode: 3, EventTypes: []string{"SYNC"}, Targets: []TargetSummary{
-		{Kind: "Deployment", Namespace: "shop", Name: "w\a\b\u009b\u202ex", Verdict: TargetNotMet, Reason: "does not exist (yet)"},
-	}}
-	if err := hostile.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	if want := "Targets:  deployment/w^G^H\\u009b\\u202ex: not met: does not exist (yet)\n"; !strings.Contains(text.String(), want) {
-		t.Errorf("text summary has no %q:\n%s", want, text.String())
-	}
-	var none bytes.Buffer
-	_ = Summary{Verdict: "met"}.WriteJSON(&none)
-	if strings.Contains(none.String(), "targets") {
-		t.Errorf("a summary without targets has a targets field: %s", none.String())
 	}
 }

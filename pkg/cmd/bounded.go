@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 )
 
@@ -150,7 +151,7 @@ func (o *Options) endUnprepared(cause error, doing string, took time.Duration) e
 		Statuses: map[string]int{}, Events: map[string]int{},
 		EventTypes: []string{"SYNC", "ADD", "UPDATE", "GONE"},
 	}
-	_ = sum.WriteText(o.ErrOut)
+	_ = output.WriteSummaryText(o.ErrOut, sum)
 	if o.printFlags != nil && o.printFlags.OutputFormat != nil && *o.printFlags.OutputFormat == "json" {
 		writeJSONSummary(o.ErrOut, sum)
 	}
@@ -163,10 +164,10 @@ func (o *Options) endUnprepared(cause error, doing string, took time.Duration) e
 func writeJSONSummary(w io.Writer, sum check.Summary) {
 	d, ok := w.(*text.DefusedWriter)
 	if !ok {
-		_ = sum.WriteJSON(w)
+		_ = output.WriteSummaryJSON(w, sum)
 		return
 	}
 	var b bytes.Buffer
-	_ = sum.WriteJSON(&b)
+	_ = output.WriteSummaryJSON(&b, sum)
 	_, _ = d.Raw.Write(text.DefuseJSON(b.Bytes()))
 }

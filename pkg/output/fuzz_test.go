@@ -128,9 +128,9 @@ func fuzzSummary(t *testing.T, a, b, c, d string) {
 	}
 	sum.SchedulingReason()
 	var report, out strings.Builder
-	_ = sum.WriteText(&report)
-	out.WriteString(check.StopCommands("TOKEN", text.Defuse(report.String())))
-	_ = sum.WriteAnnotations(&out)
+	_ = WriteSummaryText(&report, sum)
+	out.WriteString(StopCommands("TOKEN", text.Defuse(report.String())))
+	_ = WriteSummaryAnnotations(&out, sum)
 	for _, cmd := range ghrunner.Strict(out.String()) {
 		own := cmd.Line == "::stop-commands::TOKEN" || strings.HasPrefix(cmd.Line, "::error title=pod shop/web-1") ||
 			strings.HasPrefix(cmd.Line, "::error title=deployment/") || strings.HasPrefix(cmd.Line, "::error title=context ")

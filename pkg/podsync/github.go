@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 )
 
 // errOut is the run's stderr: under GitHub Actions every line goes through
@@ -33,13 +34,13 @@ func errOut(cfg Config) io.Writer {
 func (s *stream) writeSummary(sum check.Summary) {
 	gh := s.cfg.GitHub
 	if gh == nil {
-		_ = sum.WriteText(s.stderr)
+		_ = output.WriteSummaryText(s.stderr, sum)
 		return
 	}
 	var report, annotations strings.Builder
-	_ = sum.WriteText(&report)
-	s.stderr.writeRaw(check.StopCommands(gh.Token, text.Defuse(report.String())))
-	_ = sum.WriteAnnotations(&annotations)
+	_ = output.WriteSummaryText(&report, sum)
+	s.stderr.writeRaw(output.StopCommands(gh.Token, text.Defuse(report.String())))
+	_ = output.WriteSummaryAnnotations(&annotations, sum)
 	s.stderr.writeRaw(annotations.String())
 	if gh.StepSummary == "" {
 		return
@@ -53,11 +54,11 @@ func (s *stream) writeSummary(sum check.Summary) {
 // defused as JSON (text.DefuseJSON), which decodes to the same values.
 func (s *stream) writeJSONSummary(sum check.Summary) {
 	if s.cfg.GitHub == nil {
-		_ = sum.WriteJSON(s.stderr)
+		_ = output.WriteSummaryJSON(s.stderr, sum)
 		return
 	}
 	var b bytes.Buffer
-	_ = sum.WriteJSON(&b)
+	_ = output.WriteSummaryJSON(&b, sum)
 	s.stderr.writeRaw(string(text.DefuseJSON(b.Bytes())))
 }
 
@@ -72,7 +73,7 @@ func appendMarkdown(path string, sum check.Summary) (err error) {
 			err = fmt.Errorf("close %s: %w", path, cerr)
 		}
 	}()
-	return sum.WriteMarkdown(f, markdownRoom(f))
+	return output.WriteSummaryMarkdown(f, sum, markdownRoom(f))
 }
 
 // markdownRoom is what is left of the job summary's 1 MiB: earlier steps'
@@ -80,7 +81,7 @@ func appendMarkdown(path string, sum check.Summary) (err error) {
 func markdownRoom(f *os.File) int {
 	st, err := f.Stat()
 	if err != nil {
-		return check.MaxMarkdown
+		return output.MaxMarkdown
 	}
-	return max(0, check.MaxMarkdown-int(st.Size()))
+	return max(0, output.MaxMarkdown-int(st.Size()))
 }

@@ -323,7 +323,7 @@ func (s *stream) feed(w *clusterRun, m message.Message, cached *wire.PodRow) {
 // node), that it is not judged.
 func (s *stream) nameLeftBehind(w *clusterRun) {
 	for _, lb := range w.eval.TakeLeftBehind() {
-		fmt.Fprintf(s.stderr, "podsync: %s%s\n", w.prefix(), lb.Note())
+		fmt.Fprintf(s.stderr, "podsync: %s%s\n", w.prefix(), output.LeftBehindNote(lb))
 	}
 }
 

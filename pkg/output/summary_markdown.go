@@ -1,4 +1,4 @@
-package check
+package output
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
 // MaxMarkdown is the most a job summary may hold: GitHub refuses a step
@@ -16,7 +17,7 @@ const MaxMarkdown = 1_000_000
 // noteRoom is kept for the line that says what was cut.
 const noteRoom = 512
 
-// WriteMarkdown writes the summary as Markdown for a GitHub Actions job
+// WriteSummaryMarkdown writes the summary as Markdown for a GitHub Actions job
 // summary ($GITHUB_STEP_SUMMARY), in at most limit bytes: the verdict, the
 // reason, the counts, then a table of the pods that are not satisfied and
 // each failed container's log tail in a code block. What does not fit is
@@ -24,9 +25,9 @@ const noteRoom = 512
 // first), and a last line says so. Text from the cluster is escaped for
 // Markdown in table cells (no link, image, HTML or cell can come from it),
 // and fenced in code blocks no log line can close.
-func (s Summary) WriteMarkdown(w io.Writer, limit int) error {
+func WriteSummaryMarkdown(w io.Writer, s check.Summary, limit int) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### kubectl podsync: %s (exit %d) after %s\n\n", s.Verdict, s.ExitCode, RoundDuration(s.Duration))
+	fmt.Fprintf(&b, "### kubectl podsync: %s (exit %d) after %s\n\n", s.Verdict, s.ExitCode, check.RoundDuration(s.Duration))
 	if s.Reason != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdText(text.OneLine(s.Reason, maxTextLen)))
 	}
@@ -37,7 +38,7 @@ func (s Summary) WriteMarkdown(w io.Writer, limit int) error {
 	}
 	room := limit - noteRoom
 	cut := writeMarkdownTargets(&b, s.Targets, room/2)
-	cut += s.writeMarkdownPods(&b, room)
+	cut += writeMarkdownPods(&b, s, room)
 	for i := range s.Unsatisfied {
 		cut += writeMarkdownLogs(&b, &s.Unsatisfied[i], room)
 	}
@@ -53,13 +54,13 @@ func (s Summary) WriteMarkdown(w io.Writer, limit int) error {
 // writeMarkdownTargets writes a table of the targets and their verdicts,
 // the rows that fit in room (a manifest may hold thousands of objects);
 // it returns how many did not.
-func writeMarkdownTargets(b *strings.Builder, targets []TargetSummary, room int) int {
+func writeMarkdownTargets(b *strings.Builder, targets []check.TargetSummary, room int) int {
 	if len(targets) == 0 {
 		return 0
 	}
 	b.WriteString("| target | verdict | reason |\n|---|---|---|\n")
 	for i, t := range targets {
-		row := fmt.Sprintf("| %s | %s | %s |\n", mdText(t.label()), mdText(t.Verdict), mdText(t.reasonText()))
+		row := fmt.Sprintf("| %s | %s | %s |\n", mdText(targetLabel(t)), mdText(t.Verdict), mdText(targetReason(t)))
 		if b.Len()+len(row) > room {
 			b.WriteString("\n")
 			return len(targets) - i
@@ -72,7 +73,7 @@ func writeMarkdownTargets(b *strings.Builder, targets []TargetSummary, room int)
 
 // writeMarkdownPods writes the table of unsatisfied pods, the rows that
 // fit in room; it returns how many did not.
-func (s Summary) writeMarkdownPods(b *strings.Builder, room int) int {
+func writeMarkdownPods(b *strings.Builder, s check.Summary, room int) int {
 	if len(s.Unsatisfied) == 0 {
 		return 0
 	}
@@ -94,7 +95,7 @@ func (s Summary) writeMarkdownPods(b *strings.Builder, room int) int {
 	return cut
 }
 
-func writeMarkdownRow(b *strings.Builder, p *PodExplanation) {
+func writeMarkdownRow(b *strings.Builder, p *check.PodExplanation) {
 	var containers, unmet, events []string
 	for _, c := range p.Containers {
 		text := c.Name + ": " + c.State
@@ -113,14 +114,14 @@ func writeMarkdownRow(b *strings.Builder, p *PodExplanation) {
 	for _, ev := range p.Events {
 		events = append(events, mdText(fmt.Sprintf("%s %s x%d: %s", ev.Type, ev.Reason, ev.Count, text.OneLine(ev.Message, 120))))
 	}
-	fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdText(podName(p)), mdText(p.Phase),
+	fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdText(p.QualifiedName()), mdText(p.Phase),
 		strings.Join(containers, "<br>"), strings.Join(unmet, "<br>"), strings.Join(events, "<br>"))
 }
 
 // writeMarkdownLogs writes each failed container's log tail that has
 // lines, keeping its last lines when it does not fit in room whole; it
 // returns how many tails were cut or left out.
-func writeMarkdownLogs(b *strings.Builder, p *PodExplanation, room int) int {
+func writeMarkdownLogs(b *strings.Builder, p *check.PodExplanation, room int) int {
 	cut := 0
 	for _, c := range p.Containers {
 		if c.Logs == nil || len(c.Logs.Lines) == 0 {
@@ -144,10 +145,10 @@ func writeMarkdownLogs(b *strings.Builder, p *PodExplanation, room int) int {
 	return cut
 }
 
-func markdownLogBlock(p *PodExplanation, container string, l *LogTail, lines []string) string {
+func markdownLogBlock(p *check.PodExplanation, container string, l *check.LogTail, lines []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<details><summary>%s, container %s: last %d log lines (%s)</summary>\n\n",
-		mdText(podName(p)), mdText(container), len(lines), logInstance(l))
+		mdText(p.QualifiedName()), mdText(container), len(lines), logInstance(l))
 	escaped := text.Escape(strings.Join(lines, "\n"))
 	fence := strings.Repeat("`", max(3, longestRun(escaped, '`')+1))
 	fmt.Fprintf(&b, "%stext\n%s\n%s\n\n</details>\n\n", fence, escaped, fence)

@@ -1,4 +1,4 @@
-package check
+package output
 
 import (
 	"fmt"
@@ -6,18 +6,19 @@ import (
 	"strings"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
 // maxAnnotationLines bounds the log lines of one ::error annotation.
 const maxAnnotationLines = 10
 
-// WriteAnnotations writes one GitHub Actions ::error workflow command per
+// WriteSummaryAnnotations writes one GitHub Actions ::error workflow command per
 // explained pod: the title names the pod and its reason, the body is the
 // reason's message and the first lines of the failed container's log
 // tail. Titles and bodies are escaped as GitHub documents it for
 // properties and data, so no text from the cluster can end the command or
 // start another one.
-func (s Summary) WriteAnnotations(w io.Writer) error {
+func WriteSummaryAnnotations(w io.Writer, s check.Summary) error {
 	var b strings.Builder
 	for i := range s.Unsatisfied {
 		p := &s.Unsatisfied[i]
@@ -26,8 +27,8 @@ func (s Summary) WriteAnnotations(w io.Writer) error {
 	// A target whose own rule failed (a custom resource's Failed status,
 	// a Job's BackoffLimitExceeded) may have no pod to blame.
 	for _, t := range s.Targets {
-		if t.Verdict == TargetFailed {
-			fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(t.label()+": failed"), escapeData(t.reasonText()))
+		if t.Verdict == check.TargetFailed {
+			fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(targetLabel(t)+": failed"), escapeData(targetReason(t)))
 		}
 	}
 	// A context that could not be used fails the check with no pod to
@@ -46,15 +47,15 @@ func (s Summary) WriteAnnotations(w io.Writer) error {
 // annotationTitle is "pod NS/NAME: REASON", the reason being the first
 // container's waiting or terminated reason, else the pod's own, else the
 // first unmet condition.
-func annotationTitle(p *PodExplanation) string {
-	title := "pod " + podName(p)
+func annotationTitle(p *check.PodExplanation) string {
+	title := "pod " + p.QualifiedName()
 	if r := titleReason(p); r != "" {
 		title += ": " + r
 	}
 	return title
 }
 
-func titleReason(p *PodExplanation) string {
+func titleReason(p *check.PodExplanation) string {
 	for i := range p.Containers {
 		if failedContainer(&p.Containers[i]) {
 			return p.Containers[i].Reason
@@ -71,7 +72,7 @@ func titleReason(p *PodExplanation) string {
 }
 
 // annotationBody is each container that failed, with its log tail.
-func annotationBody(p *PodExplanation) string {
+func annotationBody(p *check.PodExplanation) string {
 	var lines []string
 	for i := range p.Containers {
 		c := &p.Containers[i]
@@ -98,7 +99,7 @@ func annotationBody(p *PodExplanation) string {
 
 // failedContainer: the container waits or ended for a reason other than
 // success.
-func failedContainer(c *ContainerExplanation) bool {
+func failedContainer(c *check.ContainerExplanation) bool {
 	return c.Reason != "" && c.State != "running" && c.Reason != "Completed"
 }
 
@@ -121,15 +122,4 @@ func StopCommands(token, text string) string {
 		return text
 	}
 	return "::stop-commands::" + token + "\n" + text + "::" + token + "::\n"
-}
-
-func podName(p *PodExplanation) string {
-	name := p.Name
-	if p.Namespace != "" {
-		name = p.Namespace + "/" + p.Name
-	}
-	if p.Context != "" {
-		name += " in context " + p.Context
-	}
-	return name
 }

@@ -1,4 +1,4 @@
-package check
+package output
 
 import (
 	"bytes"
@@ -9,15 +9,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
 // hostileSummary explains a crash-looping pod whose previous log and
 // status message hold a terminal escape sequence and workflow commands.
-func hostileSummary() Summary {
+func hostileSummary() check.Summary {
 	pod := crashPod()
 	pod.Status.ContainerStatuses[0].State.Waiting.Message = "back-off \x1b]0;owned\x07\x1b[2J restarting"
-	x := ExplainAt(now, pod, mustConditions("ready"), []corev1.Event{event("BackOff", 30*time.Second, 2)})
-	x.Containers[1].Logs = &LogTail{Previous: true, Lines: []string{
+	x := check.ExplainAt(summaryNow, pod, mustConditions("ready"), []corev1.Event{summaryEvent("BackOff", 30*time.Second, 2)})
+	x.Containers[1].Logs = &check.LogTail{Previous: true, Lines: []string{
 		"starting",
 		"\x1b[31mred\x1b[0m and a bell\x07",
 		"::error::spoofed",
@@ -25,13 +27,13 @@ func hostileSummary() Summary {
 		"| a | table | <b>html</b> [link](http://x) ```",
 	}}
 	x.Missing = []string{"events: \x1b[2J forbidden"}
-	return Summary{Verdict: "failed", ExitCode: 4, Duration: time.Second, Pods: 1, EventTypes: podTypes,
-		Reason: "pod default/web-1: \x1b[2J", Unsatisfied: []PodExplanation{x}}
+	return check.Summary{Verdict: "failed", ExitCode: 4, Duration: time.Second, Pods: 1, EventTypes: podTypes,
+		Reason: "pod default/web-1: \x1b[2J", Unsatisfied: []check.PodExplanation{x}}
 }
 
 func TestWriteTextLogsEscaped(t *testing.T) {
 	var buf bytes.Buffer
-	if err := hostileSummary().WriteText(&buf); err != nil {
+	if err := WriteSummaryText(&buf, hostileSummary()); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -60,11 +62,11 @@ func wantSafe(t *testing.T, what, out, want string) {
 }
 
 func TestWriteTextLogStates(t *testing.T) {
-	x := ExplainAt(now, crashPod(), nil, nil)
-	x.Containers[0].Logs = &LogTail{Error: "pods \"web-1\" is forbidden: cannot get resource \"pods/log\""}
-	x.Containers[1].Logs = &LogTail{Lines: []string{}, Previous: false}
+	x := check.ExplainAt(summaryNow, crashPod(), nil, nil)
+	x.Containers[0].Logs = &check.LogTail{Error: "pods \"web-1\" is forbidden: cannot get resource \"pods/log\""}
+	x.Containers[1].Logs = &check.LogTail{Lines: []string{}, Previous: false}
 	var buf bytes.Buffer
-	if err := (Summary{Verdict: "failed", Unsatisfied: []PodExplanation{x}}).WriteText(&buf); err != nil {
+	if err := WriteSummaryText(&buf, check.Summary{Verdict: "failed", Unsatisfied: []check.PodExplanation{x}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -81,14 +83,14 @@ func TestWriteTextLogStates(t *testing.T) {
 func TestWriteJSONLogsExact(t *testing.T) {
 	s := hostileSummary()
 	var buf bytes.Buffer
-	if err := s.WriteJSON(&buf); err != nil {
+	if err := WriteSummaryJSON(&buf, s); err != nil {
 		t.Fatal(err)
 	}
 	if strings.ContainsAny(buf.String(), "\x1b\x07") {
 		t.Errorf("JSON holds raw control characters")
 	}
 	var back struct {
-		Unsatisfied []PodExplanation `json:"unsatisfied"`
+		Unsatisfied []check.PodExplanation `json:"unsatisfied"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
@@ -108,7 +110,7 @@ func TestWriteJSONLogsExact(t *testing.T) {
 
 func TestWriteAnnotations(t *testing.T) {
 	var buf bytes.Buffer
-	if err := hostileSummary().WriteAnnotations(&buf); err != nil {
+	if err := WriteSummaryAnnotations(&buf, hostileSummary()); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -139,7 +141,7 @@ func TestEscapeWorkflowCommand(t *testing.T) {
 
 func TestWriteMarkdown(t *testing.T) {
 	var buf bytes.Buffer
-	if err := hostileSummary().WriteMarkdown(&buf, MaxMarkdown); err != nil {
+	if err := WriteSummaryMarkdown(&buf, hostileSummary(), MaxMarkdown); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -166,20 +168,20 @@ func TestMdText(t *testing.T) {
 // 1 MiB, with the verdict and every pod's row first and each tail's last
 // lines kept; links from the cluster cannot be clicked.
 func TestWriteMarkdownBounded(t *testing.T) {
-	sum := Summary{Verdict: "failed", ExitCode: 4, Pods: 10}
+	sum := check.Summary{Verdict: "failed", ExitCode: 4, Pods: 10}
 	var lines []string
 	for i := range 50 {
 		lines = append(lines, fmt.Sprintf("line %d %s", i, strings.Repeat("x", 2040)))
 	}
 	for i := range 10 {
-		sum.Unsatisfied = append(sum.Unsatisfied, PodExplanation{
+		sum.Unsatisfied = append(sum.Unsatisfied, check.PodExplanation{
 			Namespace: "shop", Name: fmt.Sprintf("web-%d", i), Phase: "Running",
-			Containers: []ContainerExplanation{{Name: "app", State: "waiting", Reason: "CrashLoopBackOff", Logs: &LogTail{Lines: lines}}},
-			Events:     []EventExplanation{{Type: "Warning", Reason: "R", Message: "see [here](https://evil.example/a) or https://evil.example/b or www.evil.example <a href=x> or mail oncall@evil.example", Count: 1}},
+			Containers: []check.ContainerExplanation{{Name: "app", State: "waiting", Reason: "CrashLoopBackOff", Logs: &check.LogTail{Lines: lines}}},
+			Events:     []check.EventExplanation{{Type: "Warning", Reason: "R", Message: "see [here](https://evil.example/a) or https://evil.example/b or www.evil.example <a href=x> or mail oncall@evil.example", Count: 1}},
 		})
 	}
 	var buf bytes.Buffer
-	if err := sum.WriteMarkdown(&buf, MaxMarkdown); err != nil {
+	if err := WriteSummaryMarkdown(&buf, sum, MaxMarkdown); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()
@@ -204,13 +206,13 @@ func TestWriteMarkdownBounded(t *testing.T) {
 // A target whose own rule failed gets an annotation of its own, even with
 // no pod to blame, and the job summary lists every target's verdict.
 func TestTargetsInAnnotationsAndMarkdown(t *testing.T) {
-	sum := Summary{Verdict: "failed", ExitCode: 4, Targets: []TargetSummary{
-		{APIVersion: "cert-manager.io/v1", Kind: "Certificate", Namespace: "shop", Name: "web-tls", Verdict: TargetFailed,
+	sum := check.Summary{Verdict: "failed", ExitCode: 4, Targets: []check.TargetSummary{
+		{APIVersion: "cert-manager.io/v1", Kind: "Certificate", Namespace: "shop", Name: "web-tls", Verdict: check.TargetFailed,
 			Reason: "Issuing: the ACME order failed ::error::x", Rule: "kstatus"},
-		{Kind: "Deployment", Namespace: "shop", Name: "web", Verdict: TargetMet, Reason: "rolled out 2/2"},
+		{Kind: "Deployment", Namespace: "shop", Name: "web", Verdict: check.TargetMet, Reason: "rolled out 2/2"},
 	}}
 	var b bytes.Buffer
-	if err := sum.WriteAnnotations(&b); err != nil {
+	if err := WriteSummaryAnnotations(&b, sum); err != nil {
 		t.Fatal(err)
 	}
 	want := "::error title=certificate.cert-manager.io/web-tls%3A failed::Issuing: the ACME order failed ::error::x (kstatus)\n"
@@ -218,7 +220,7 @@ func TestTargetsInAnnotationsAndMarkdown(t *testing.T) {
 		t.Errorf("annotations:\n%q\nwant\n%q", b.String(), want)
 	}
 	b.Reset()
-	if err := sum.WriteMarkdown(&b, MaxMarkdown); err != nil {
+	if err := WriteSummaryMarkdown(&b, sum, MaxMarkdown); err != nil {
 		t.Fatal(err)
 	}
 	for _, row := range []string{"| target | verdict | reason |",
