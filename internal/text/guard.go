@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 )
 
 // Bounds of what LineGuard lets through.
@@ -88,7 +90,7 @@ func (g *LineGuard) emit() {
 		line = string(r[:GuardLineLen-1]) + "…"
 	}
 	if g.GitHub {
-		line = Defuse(line)
+		line = ghactions.Defuse(line)
 	}
 	line += "\n"
 	if g.written+len(line) > GuardTotal {

@@ -5,8 +5,27 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 )
+
+// hostile are texts a pod's author can write, each of which the runner
+// reads as a workflow command when printed as it is.
+var hostile = []string{
+	"##[error]legacy anywhere",
+	"text before ##[add-mask]secret",
+	"##[stop-commands]x",
+	"###[warning]three hashes",
+	"#\u200b#[error]zero width between",
+	"##\u00ad[error]soft hyphen",
+	"::error::v2 at the start",
+	"   \t::add-mask::after white space",
+	"\u2003::error::after an em space",
+	"\u200b::error::after a zero width space",
+	":\u200b:error::split colons",
+	"first line\n::stop-commands::x",
+	"first line\r::error::after a carriage return",
+	"##[ERROR]upper case",
+}
 
 func TestLineGuardDefusesEachLine(t *testing.T) {
 	var b strings.Builder
@@ -17,7 +36,7 @@ func TestLineGuardDefusesEachLine(t *testing.T) {
 			_, _ = g.Write([]byte(piece))
 		}
 	}
-	if cmds := ghrunner.Strict(b.String()); len(cmds) > 0 {
+	if cmds := ghactions.Strict(b.String()); len(cmds) > 0 {
 		t.Errorf("the runner runs %q from\n%s", cmds[0].Name, b.String())
 	}
 	if n := strings.Count(b.String(), "\n"); n < len(hostile) {

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
-	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
@@ -160,14 +160,14 @@ func (o *Options) endUnprepared(cause error, doing string, took time.Duration) e
 
 // writeJSONSummary writes the JSON summary on stderr. Under GitHub Actions
 // stderr defuses text, which would make the JSON invalid: it is defused as
-// JSON instead (text.DefuseJSON), which decodes to the same values.
+// JSON instead (ghactions.DefuseJSON), which decodes to the same values.
 func writeJSONSummary(w io.Writer, sum check.Summary) {
-	d, ok := w.(*text.DefusedWriter)
+	d, ok := w.(*ghactions.DefusedWriter)
 	if !ok {
 		_ = output.WriteSummaryJSON(w, sum)
 		return
 	}
 	var b bytes.Buffer
 	_ = output.WriteSummaryJSON(&b, sum)
-	_, _ = d.Raw.Write(text.DefuseJSON(b.Bytes()))
+	_, _ = d.Raw.Write(ghactions.DefuseJSON(b.Bytes()))
 }

@@ -1,12 +1,11 @@
 package cmd
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
 )
 
@@ -20,20 +19,9 @@ func (o *Options) addDiagnosisFlags(c *cobra.Command) {
 }
 
 // gitHubActions is the run's GitHub Actions setting: set when
-// GITHUB_ACTIONS=true, with a random token for ::stop-commands:: and the
-// job summary file of GITHUB_STEP_SUMMARY.
+// GITHUB_ACTIONS=true (see ghactions.FromEnv).
 func (o *Options) gitHubActions() (*podsync.GitHubActions, error) {
-	if o.getenv("GITHUB_ACTIONS") != "true" {
-		return nil, nil
-	}
-	// The runner reads stdout and stderr on threads of their own: a token
-	// one stream shows must not end the pause of the other.
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("a token for GitHub Actions: %w", err)
-	}
-	return &podsync.GitHubActions{Token: hex.EncodeToString(b[:16]), StdoutToken: hex.EncodeToString(b[16:]),
-		StepSummary: o.getenv("GITHUB_STEP_SUMMARY")}, nil
+	return ghactions.FromEnv(o.getenv)
 }
 
 // stopToken is gh's ::stop-commands:: token for stdout, "" outside GitHub

@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
@@ -398,7 +399,7 @@ func (o *Options) run(ctx context.Context, start time.Time) error {
 func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		// Errors and client-go's logs can quote the cluster too.
-		streams.ErrOut = &text.DefusedWriter{Raw: streams.ErrOut}
+		streams.ErrOut = &ghactions.DefusedWriter{Raw: streams.ErrOut}
 	}
 	c := NewCommand(streams)
 	c.SetArgs(args)

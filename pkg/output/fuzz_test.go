@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
@@ -37,9 +37,9 @@ func FuzzGitHubOutput(f *testing.F) {
 		msgs := fuzzMessages(a, b, c, d)
 		for _, args := range fuzzFormats {
 			out := fuzzRender(t, args, msgs)
-			cmds := ghrunner.Strict(out)
+			cmds := ghactions.Strict(out)
 			if len(args) > 0 && strings.HasPrefix(args[1], "jsonpath") {
-				cmds = ghrunner.Replay(out)
+				cmds = ghactions.Replay(out)
 			}
 			for _, cmd := range cmds {
 				if cmd.Line != "::stop-commands::TOKEN" && cmd.Line != "::TOKEN::" {
@@ -62,7 +62,7 @@ func fuzzPluginStderr(t *testing.T, a, b, c, d string) {
 		_, _ = g.Write([]byte(piece))
 		g.Flush()
 	}
-	if cmds := ghrunner.Strict(out.String()); len(cmds) > 0 {
+	if cmds := ghactions.Strict(out.String()); len(cmds) > 0 {
 		t.Fatalf("plugin stderr: the runner runs %q from %q", cmds[0].Name, cmds[0].Line)
 	}
 }
@@ -127,11 +127,9 @@ func fuzzSummary(t *testing.T, a, b, c, d string) {
 		Contexts: []check.ContextSummary{{Name: b, Verdict: "failed", Reason: "unavailable: " + d}, {Name: c, Verdict: "met"}},
 	}
 	sum.SchedulingReason()
-	var report, out strings.Builder
-	_ = WriteSummaryText(&report, sum)
-	out.WriteString(StopCommands("TOKEN", text.Defuse(report.String())))
-	_ = WriteSummaryAnnotations(&out, sum)
-	for _, cmd := range ghrunner.Strict(out.String()) {
+	var out strings.Builder
+	_ = WriteSummaryForGitHub(&out, sum, "TOKEN")
+	for _, cmd := range ghactions.Strict(out.String()) {
 		own := cmd.Line == "::stop-commands::TOKEN" || strings.HasPrefix(cmd.Line, "::error title=pod shop/web-1") ||
 			strings.HasPrefix(cmd.Line, "::error title=deployment/") || strings.HasPrefix(cmd.Line, "::error title=context ")
 		if !own {

@@ -3,16 +3,17 @@ package output
 import (
 	"bytes"
 	"fmt"
+	"io"
 
 	yaml "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 )
 
 // Under GitHub Actions (Options.StopCommands set) no text from the cluster
 // may run a workflow command, in either of the runner's syntaxes (see
-// text.Defuse), and what scripts parse must decode as it does elsewhere:
+// ghactions.Defuse), and what scripts parse must decode as it does elsewhere:
 //
 //   - tables and names: the text is defused (a backslash before the [ of
 //     ##[ and before a line's leading ::);
@@ -36,9 +37,9 @@ func (w *Writer) forGitHub(out []byte) []byte {
 	case !w.gitHub():
 		return out
 	case w.shape == Table || w.shape == Name:
-		return []byte(text.Defuse(string(out)))
+		return []byte(ghactions.Defuse(string(out)))
 	case w.printsJSON():
-		return text.DefuseJSON(out)
+		return ghactions.DefuseJSON(out)
 	case w.shape == Event:
 		// Each document was made safe as it was printed (safeYAML).
 		return out
@@ -52,12 +53,12 @@ func (w *Writer) forGitHub(out []byte) []byte {
 func (w *Writer) guardLines(text []byte) []byte {
 	var b bytes.Buffer
 	if !w.paused {
-		b.WriteString("::stop-commands::" + w.opts.StopCommands + "\n")
+		b.WriteString(ghactions.StopLine(w.opts.StopCommands))
 		w.paused = true
 	}
 	b.Write(text)
 	if bytes.HasSuffix(text, []byte("\n")) {
-		b.WriteString("::" + w.opts.StopCommands + "::\n")
+		b.WriteString(ghactions.ResumeLine(w.opts.StopCommands))
 		w.paused = false
 	}
 	return b.Bytes()
@@ -74,7 +75,7 @@ func (w *Writer) End() error {
 		return nil
 	}
 	w.paused = false
-	if _, err := fmt.Fprintf(w.opts.Out, "\n::%s::\n", w.opts.StopCommands); err != nil {
+	if _, err := io.WriteString(w.opts.Out, "\n"+ghactions.ResumeLine(w.opts.StopCommands)); err != nil {
 		return &WriteError{Err: err}
 	}
 	return nil
@@ -86,7 +87,7 @@ func (w *Writer) End() error {
 // \u005b. Should the emitter still give a risky line, the document is
 // written as JSON, which is YAML too.
 func safeYAML(doc []byte) ([]byte, error) {
-	if !text.Commandish(string(doc)) {
+	if !ghactions.Commandish(string(doc)) {
 		return doc, nil
 	}
 	sep := []byte("---\n")
@@ -109,8 +110,8 @@ func safeYAML(doc []byte) ([]byte, error) {
 	if err := enc.Close(); err != nil {
 		return nil, fmt.Errorf("write the YAML again: %w", err)
 	}
-	safe := text.DefuseJSON(out.Bytes())
-	if !text.Commandish(string(safe)) {
+	safe := ghactions.DefuseJSON(out.Bytes())
+	if !ghactions.Commandish(string(safe)) {
 		return safe, nil
 	}
 	return yamlAsJSON(body, hadSep)
@@ -119,7 +120,7 @@ func safeYAML(doc []byte) ([]byte, error) {
 // quoteRisky double-quotes every string scalar, key or value, that could
 // form a workflow command.
 func quoteRisky(n *yaml.Node) {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && text.Commandish(n.Value) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && ghactions.Commandish(n.Value) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	for _, c := range n.Content {
@@ -132,7 +133,7 @@ func yamlAsJSON(body []byte, sep bool) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write the YAML as JSON: %w", err)
 	}
-	out := append(text.DefuseJSON(j), '\n')
+	out := append(ghactions.DefuseJSON(j), '\n')
 	if sep {
 		out = append([]byte("---\n"), out...)
 	}

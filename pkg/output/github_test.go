@@ -13,7 +13,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
@@ -78,7 +78,7 @@ func renderHostile(t *testing.T, args []string, token string) string {
 // The test's text must be commands when printed as it is, or the checks
 // below could not fail.
 func TestHostileTextRunsCommandsUnprotected(t *testing.T) {
-	if len(ghrunner.Strict(renderHostile(t, []string{"-o", "yaml"}, ""))) == 0 {
+	if len(ghactions.Strict(renderHostile(t, []string{"-o", "yaml"}, ""))) == 0 {
 		t.Fatal("the hostile stream runs no command even without protection")
 	}
 }
@@ -88,7 +88,7 @@ func TestHostileTextRunsCommandsUnprotected(t *testing.T) {
 func TestGitHubOutputRunsNoCommand(t *testing.T) {
 	for _, format := range []string{"", "wide", "name", "json", "yaml", "kyaml"} {
 		out := renderHostile(t, []string{"-o", format}, "TOKEN")
-		for _, c := range ghrunner.Strict(out) {
+		for _, c := range ghactions.Strict(out) {
 			t.Errorf("-o %q: the runner runs %q from line %q", format, c.Name, c.Line)
 		}
 		if format != "" && format != "wide" && strings.Contains(out, "::stop-commands::") {
@@ -152,7 +152,7 @@ func TestGitHubTemplatesGuardedOnWholeLines(t *testing.T) {
 		`custom-columns=NOTE:.metadata.annotations.note`,
 	} {
 		out := renderHostile(t, []string{"-o", tmpl}, "TOKEN")
-		ran := ghrunner.Replay(out)
+		ran := ghactions.Replay(out)
 		for _, c := range ran {
 			if c.Name != "stop-commands" && c.Name != "TOKEN" {
 				t.Errorf("-o %s: the runner runs %q from line %q", tmpl, c.Name, c.Line)

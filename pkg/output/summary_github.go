@@ -5,9 +5,31 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
+
+// WriteSummaryForGitHub writes the text summary as a run writes it on
+// stderr under GitHub Actions: defused and, as a second guard, between
+// stop-commands lines of token (it holds log lines and messages from the
+// cluster), then one ::error annotation per pod it explains, per failed
+// target and per context that could not be used.
+func WriteSummaryForGitHub(w io.Writer, s check.Summary, token string) error {
+	report := ghactions.StopCommands(token, ghactions.Defuse(summaryText(s)))
+	if _, err := io.WriteString(w, report); err != nil {
+		return fmt.Errorf("writing summary: %w", err)
+	}
+	return WriteSummaryAnnotations(w, s)
+}
+
+// AppendJobSummary appends the summary as Markdown to the job summary
+// file at path ($GITHUB_STEP_SUMMARY), in the room the file has left.
+func AppendJobSummary(path string, s check.Summary) error {
+	return ghactions.AppendStepSummary(path, func(w io.Writer, room int) error {
+		return WriteSummaryMarkdown(w, s, room)
+	})
+}
 
 // maxAnnotationLines bounds the log lines of one ::error annotation.
 const maxAnnotationLines = 10
@@ -22,20 +44,20 @@ func WriteSummaryAnnotations(w io.Writer, s check.Summary) error {
 	var b strings.Builder
 	for i := range s.Unsatisfied {
 		p := &s.Unsatisfied[i]
-		fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(text.Escape(annotationTitle(p))), escapeData(text.Escape(annotationBody(p))))
+		b.WriteString(ghactions.Error(text.Escape(annotationTitle(p)), text.Escape(annotationBody(p))))
 	}
 	// A target whose own rule failed (a custom resource's Failed status,
 	// a Job's BackoffLimitExceeded) may have no pod to blame.
 	for _, t := range s.Targets {
 		if t.Verdict == check.TargetFailed {
-			fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(targetLabel(t)+": failed"), escapeData(targetReason(t)))
+			b.WriteString(ghactions.Error(targetLabel(t)+": failed", targetReason(t)))
 		}
 	}
 	// A context that could not be used fails the check with no pod to
 	// blame: it gets its own annotation.
 	for _, c := range s.Contexts {
 		if c.Verdict == "failed" && strings.HasPrefix(c.Reason, "unavailable: ") {
-			fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(text.Escape("context "+c.Name+": unavailable")), escapeData(text.Escape(c.Reason)))
+			b.WriteString(ghactions.Error(text.Escape("context "+c.Name+": unavailable"), text.Escape(c.Reason)))
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -101,25 +123,4 @@ func annotationBody(p *check.PodExplanation) string {
 // success.
 func failedContainer(c *check.ContainerExplanation) bool {
 	return c.Reason != "" && c.State != "running" && c.Reason != "Completed"
-}
-
-// escapeData escapes the message of a workflow command.
-func escapeData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
-
-// escapeProperty escapes a property value of a workflow command.
-func escapeProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
-}
-
-// StopCommands wraps text from the cluster for GitHub Actions: between
-// ::stop-commands::TOKEN and ::TOKEN:: the runner runs no workflow
-// command, so a log line such as ::add-mask:: or ::error:: is only text.
-// The token must be random per run, so the text cannot end the pause.
-func StopCommands(token, text string) string {
-	if token == "" || text == "" {
-		return text
-	}
-	return "::stop-commands::" + token + "\n" + text + "::" + token + "::\n"
 }

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
@@ -124,24 +125,9 @@ func TestWriteAnnotations(t *testing.T) {
 	}
 }
 
-func TestEscapeWorkflowCommand(t *testing.T) {
-	if got := escapeData("100% done\r\nnext"); got != "100%25 done%0D%0Anext" {
-		t.Errorf("escapeData = %q", got)
-	}
-	if got := escapeProperty("a:b,c%\n"); got != "a%3Ab%2Cc%25%0A" {
-		t.Errorf("escapeProperty = %q", got)
-	}
-	if got := StopCommands("tok", "::error::x\n"); got != "::stop-commands::tok\n::error::x\n::tok::\n" {
-		t.Errorf("StopCommands = %q", got)
-	}
-	if got := StopCommands("", "text\n"); got != "text\n" {
-		t.Errorf("StopCommands without token = %q", got)
-	}
-}
-
 func TestWriteMarkdown(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteSummaryMarkdown(&buf, hostileSummary(), MaxMarkdown); err != nil {
+	if err := WriteSummaryMarkdown(&buf, hostileSummary(), ghactions.MaxStepSummary); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -181,11 +167,11 @@ func TestWriteMarkdownBounded(t *testing.T) {
 		})
 	}
 	var buf bytes.Buffer
-	if err := WriteSummaryMarkdown(&buf, sum, MaxMarkdown); err != nil {
+	if err := WriteSummaryMarkdown(&buf, sum, ghactions.MaxStepSummary); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()
-	if len(md) > MaxMarkdown {
+	if len(md) > ghactions.MaxStepSummary {
 		t.Errorf("%d bytes, over 1 MiB", len(md))
 	}
 	for i := range 10 {
@@ -220,7 +206,7 @@ func TestTargetsInAnnotationsAndMarkdown(t *testing.T) {
 		t.Errorf("annotations:\n%q\nwant\n%q", b.String(), want)
 	}
 	b.Reset()
-	if err := WriteSummaryMarkdown(&b, sum, MaxMarkdown); err != nil {
+	if err := WriteSummaryMarkdown(&b, sum, ghactions.MaxStepSummary); err != nil {
 		t.Fatal(err)
 	}
 	for _, row := range []string{"| target | verdict | reason |",

@@ -9,11 +9,6 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
-// MaxMarkdown is the most a job summary may hold: GitHub refuses a step
-// summary over 1 MiB; a decimal megabyte keeps clear of it however it is
-// counted.
-const MaxMarkdown = 1_000_000
-
 // noteRoom is kept for the line that says what was cut.
 const noteRoom = 512
 

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
@@ -270,7 +271,7 @@ func TestLeftBehindInSummary(t *testing.T) {
 			t.Errorf("text summary:\n%s\nwant after the Pods line: %s", b.String(), c.want)
 		}
 		b.Reset()
-		if err := WriteSummaryMarkdown(&b, s, MaxMarkdown); err != nil {
+		if err := WriteSummaryMarkdown(&b, s, ghactions.MaxStepSummary); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), "Replaced: ") || !strings.Contains(b.String(), "shop/web-1") {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
@@ -395,7 +396,7 @@ func (w *Writer) tableRow(msg message.Message, changes string) *metav1.Table {
 		}
 	}
 	if w.gitHub() {
-		changes = text.Defuse(changes)
+		changes = ghactions.Defuse(changes)
 	}
 	cells = append(w.labels.cells(cells, meta.Labels), cellText(changes))
 	// No object: the printer would read only its namespace and labels,
@@ -424,7 +425,7 @@ func (w *Writer) serverCell(c any) any {
 		s = b.String()
 	}
 	if w.gitHub() {
-		s = text.Defuse(s)
+		s = ghactions.Defuse(s)
 	}
 	return s
 }

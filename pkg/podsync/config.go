@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/output"
@@ -91,15 +92,9 @@ type Config struct {
 	HealthRules *health.Rules
 }
 
-// GitHubActions is what a run does for GitHub Actions: text from the
-// cluster between ::stop-commands::Token and ::Token:: on stderr (and
-// StdoutToken on stdout), an ::error annotation per pod a failed check
-// explains, and the summary appended to StepSummary (a file; "" for none)
-// as Markdown.
-type GitHubActions struct {
-	Token, StdoutToken string
-	StepSummary        string
-}
+// GitHubActions is what a run does for GitHub Actions (see
+// ghactions.Run; ghactions.FromEnv makes it).
+type GitHubActions = ghactions.Run
 
 // Scope says which pods of each cluster match.
 type Scope struct {

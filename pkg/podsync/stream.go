@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
@@ -671,7 +672,7 @@ func (l *lockedWriter) writeRaw(s string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	w := l.w
-	if d, ok := w.(*text.DefusedWriter); ok {
+	if d, ok := w.(*ghactions.DefusedWriter); ok {
 		w = d.Raw
 	}
 	_, _ = io.WriteString(w, s)

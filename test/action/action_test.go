@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
 	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
@@ -110,9 +110,9 @@ func newRunner(t *testing.T) runner {
 }
 
 // errors are the ::error commands the runner would make annotations of.
-func errorCommands(output string) []ghrunner.Command {
-	var out []ghrunner.Command
-	for _, c := range ghrunner.Replay(output) {
+func errorCommands(output string) []ghactions.Command {
+	var out []ghactions.Command
+	for _, c := range ghactions.Replay(output) {
 		if strings.EqualFold(c.Name, "error") {
 			out = append(out, c)
 		}

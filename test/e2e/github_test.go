@@ -13,7 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
 	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
@@ -84,7 +84,7 @@ lastTimestamp: %s
 }
 
 // ownCommand: a command podsync itself writes under GitHub Actions.
-func ownCommand(c ghrunner.Command, ns string) bool {
+func ownCommand(c ghactions.Command, ns string) bool {
 	switch strings.ToLower(c.Name) {
 	case "stop-commands":
 		return regexp.MustCompile(`^::stop-commands::[0-9a-f]{32}$`).MatchString(c.Line)
@@ -124,17 +124,17 @@ func TestGitHubNoCommandFromTheCluster(t *testing.T) {
 			if r.Code != 4 {
 				t.Fatalf("%s: exit %d, want 4\n%s", what, r.Code, r)
 			}
-			stdout := ghrunner.Strict(r.Stdout)
+			stdout := ghactions.Strict(r.Stdout)
 			if strings.HasPrefix(format, "jsonpath") || strings.HasPrefix(format, "go-template") || strings.HasPrefix(format, "custom-columns") {
 				// The template's text is the user's, exact, and guarded.
-				stdout = ghrunner.Replay(r.Stdout)
+				stdout = ghactions.Replay(r.Stdout)
 			}
-			for _, c := range append(stdout, ghrunner.Replay(r.Stderr)...) {
+			for _, c := range append(stdout, ghactions.Replay(r.Stderr)...) {
 				if !ownCommand(c, ns) {
 					t.Errorf("%s: the runner runs %q from %q", what, c.Name, c.Line)
 				}
 			}
-			if n := len(ghrunner.Replay(r.Stderr)); !strings.Contains(r.Stderr, "::error title=pod "+ns+"/loop") || n < 3 {
+			if n := len(ghactions.Replay(r.Stderr)); !strings.Contains(r.Stderr, "::error title=pod "+ns+"/loop") || n < 3 {
 				t.Errorf("%s: podsync's own annotation did not run (%d commands ran)\n%s", what, n, r.Stderr)
 			}
 			if !strings.Contains(r.Stdout+r.Stderr, "add-mask]Reason") {
@@ -350,7 +350,7 @@ lastTimestamp: %s
 		if strings.Contains(actions.Stdout, "::stop-commands::") {
 			t.Errorf("-o %s: a guard line in the output:\n%s", format, actions.Stdout)
 		}
-		for _, c := range ghrunner.Strict(actions.Stdout) {
+		for _, c := range ghactions.Strict(actions.Stdout) {
 			t.Errorf("-o %s: the runner runs %q from %q", format, c.Name, c.Line)
 		}
 		want, got := decodeDocs(t, format, plain.Stdout), decodeDocs(t, format, actions.Stdout)

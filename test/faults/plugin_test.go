@@ -13,7 +13,7 @@ import (
 
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
 
@@ -154,7 +154,7 @@ cat ` + credFile + "\n"
 	if r.Code != 0 || !strings.Contains(r.Stderr, "No resources found") {
 		t.Fatalf("exit %d, want 0 saying no pod matches\n%s", r.Code, r)
 	}
-	if cmds := ghrunner.Strict(r.Stderr); len(cmds) > 0 {
+	if cmds := ghactions.Strict(r.Stderr); len(cmds) > 0 {
 		t.Errorf("stderr runs %d workflow commands, the first %q %q\n%s", len(cmds), cmds[0].Name, cmds[0].Data, r.Stderr[:min(len(r.Stderr), 2000)])
 	}
 	if !strings.Contains(r.Stderr, `\::error::pwned`) || !strings.Contains(r.Stderr, `##\[add-mask]x`) {

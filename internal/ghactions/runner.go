@@ -1,4 +1,4 @@
-// Package ghrunner is a Go model of how the GitHub Actions runner finds
+// The runner's side: a Go model of how the GitHub Actions runner finds
 // workflow commands in a step's output (actions/runner: ActionCommand's
 // TryParseV2 and TryParse, and ActionCommandManager's stop-commands
 // state), for tests that replay podsync's real output through it.
@@ -7,7 +7,8 @@
 // and IndexOf under ICU), characters such a comparison may ignore
 // (format and control characters, variation selectors) are skipped here
 // too, so the model finds at least every command the runner would.
-package ghrunner
+
+package ghactions
 
 import (
 	"strings"
@@ -52,18 +53,10 @@ func Lines(output string) []string {
 	return out
 }
 
-// Ignorable reports whether a culture-aware comparison may skip r.
-func Ignorable(r rune) bool {
-	if r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r' {
-		return false
-	}
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
-}
-
 // visible is s without the runes Ignorable skips.
 func visible(s string) string {
 	return strings.Map(func(r rune) rune {
-		if Ignorable(r) {
+		if ignorable(r) {
 			return -1
 		}
 		return r

@@ -1,4 +1,10 @@
-package text
+// Package ghactions is the GitHub Actions runner's protocol, both sides
+// of it: what podsync writes for the runner (text from the cluster
+// defused, stop-commands pauses, ::error annotations, the job summary
+// file, the settings a step's environment gives), and a model of how the
+// runner reads a step's output (runner.go), for tests that replay
+// podsync's real output through it.
+package ghactions
 
 import (
 	"io"

@@ -1,12 +1,10 @@
-package text
+package ghactions
 
 import (
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/kubectl-podsync/kubectl-podsync/internal/ghrunner"
 )
 
 // hostile are texts a pod's author can write, each of which the runner
@@ -32,7 +30,7 @@ func TestHostileTextsAreCommands(t *testing.T) {
 	// The model must see each of these as a command, or the tests that
 	// use it prove nothing.
 	for _, s := range hostile {
-		if len(ghrunner.Strict(s)) == 0 {
+		if len(Strict(s)) == 0 {
 			t.Errorf("the runner model finds no command in %q", s)
 		}
 	}
@@ -41,7 +39,7 @@ func TestHostileTextsAreCommands(t *testing.T) {
 func TestDefuse(t *testing.T) {
 	for _, s := range hostile {
 		got := Defuse(s)
-		if cmds := ghrunner.Strict(got); len(cmds) > 0 {
+		if cmds := Strict(got); len(cmds) > 0 {
 			t.Errorf("Defuse(%q) = %q still runs %q", s, got, cmds[0].Name)
 		}
 		if !Commandish(s) {
@@ -79,7 +77,7 @@ func TestDefuseJSONDecodesEqual(t *testing.T) {
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("DefuseJSON(%s) = %s decodes to %v, want %v", in, out, b, a)
 		}
-		if cmds := ghrunner.Strict(string(out)); len(cmds) > 0 {
+		if cmds := Strict(string(out)); len(cmds) > 0 {
 			t.Errorf("DefuseJSON(%s) = %s still runs %q", in, out, cmds[0].Name)
 		}
 	}
@@ -93,7 +91,7 @@ func TestDefusedWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if cmds := ghrunner.Strict(b.String()); len(cmds) > 0 {
+	if cmds := Strict(b.String()); len(cmds) > 0 {
 		t.Errorf("the runner runs %q from %q", cmds[0].Name, cmds[0].Line)
 	}
 }
