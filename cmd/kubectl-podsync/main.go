@@ -16,6 +16,7 @@ import (
 	// Before the packages of k8s.io/kubectl: see its comment.
 	"github.com/kubectl-podsync/kubectl-podsync/internal/children"
 	_ "github.com/kubectl-podsync/kubectl-podsync/internal/english"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/cmd"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
@@ -51,7 +52,7 @@ func (p *process) run() int {
 	errOut, stderr := children.RouteStderr()
 	if stderr != nil {
 		p.stderr = stderr
-		p.guard = &text.LineGuard{Out: errOut, GitHub: os.Getenv("GITHUB_ACTIONS") == "true", What: "a credential plugin"}
+		p.guard = &text.LineGuard{Out: errOut, GitHub: ghactions.Active(os.Getenv), What: "a credential plugin"}
 		go stderr.Copy(p.guard, p.guard.Flush)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())

@@ -16,11 +16,17 @@ type Run struct {
 	StepSummary        string
 }
 
+// Active reports whether the process runs as a GitHub Actions step, in
+// the environment getenv reads (os.Getenv): GITHUB_ACTIONS=true.
+func Active(getenv func(string) string) bool {
+	return getenv("GITHUB_ACTIONS") == "true"
+}
+
 // FromEnv is the run's GitHub Actions setting from the environment
 // getenv reads: nil unless GITHUB_ACTIONS=true, else random tokens for
 // ::stop-commands:: and the job summary file of GITHUB_STEP_SUMMARY.
 func FromEnv(getenv func(string) string) (*Run, error) {
-	if getenv("GITHUB_ACTIONS") != "true" {
+	if !Active(getenv) {
 		return nil, nil
 	}
 	// The runner reads stdout and stderr on threads of their own: a token

@@ -397,7 +397,7 @@ func (o *Options) run(ctx context.Context, start time.Time) error {
 
 // Execute runs the command with args and returns the process exit code.
 func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
-	if os.Getenv("GITHUB_ACTIONS") == "true" {
+	if ghactions.Active(os.Getenv) {
 		// Errors and client-go's logs can quote the cluster too.
 		streams.ErrOut = &ghactions.DefusedWriter{Raw: streams.ErrOut}
 	}
