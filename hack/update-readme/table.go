@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
 const (
@@ -70,7 +72,7 @@ func renderTable(rows []row) string {
 
 // cell makes text safe inside a table cell: one line, no bare pipe, no tag.
 func cell(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = text.OneLine(s, 0)
 	return strings.NewReplacer("|", `\|`, "<", "&lt;").Replace(s)
 }
 
