@@ -1,7 +1,8 @@
 // Package check judges the CI checks of --until on the stream of pod
 // messages: it parses --until and --fail-on, evaluates each message as it
-// comes (Evaluator), explains the pods that are not satisfied and writes the
-// summary that ends a check.
+// comes (Evaluator), explains the pods that are not satisfied and fills the
+// summary that ends a check (Summary). It prints nothing: package output
+// writes the summary.
 package check
 
 import (

@@ -7,8 +7,8 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 )
 
-// maxTextLen bounds one message in the text summary; termination
-// messages can be kilobytes long. JSON keeps them whole.
+// maxTextLen bounds one message in a one-line reason; termination
+// messages can be kilobytes long. The summary's fields keep them whole.
 const maxTextLen = text.MaxLineLen
 
 // Summary is what a check found when it ended; package output writes it

@@ -1,5 +1,7 @@
-// Package output prints messages through kubectl's own printers. A Writer is
-// not safe for concurrent use: one goroutine owns it and stdout.
+// Package output prints messages through kubectl's own printers, and the
+// summary that ends a check as text, JSON, Markdown and GitHub annotations
+// (WriteSummaryText and the others). A Writer is not safe for concurrent
+// use: one goroutine owns it and stdout.
 package output
 
 import (
