@@ -268,13 +268,8 @@ func ExplainEvents(now time.Time, events []corev1.Event) []EventExplanation {
 	return out
 }
 
-// EventTime is when the event was last seen.
-func EventTime(ev *corev1.Event) time.Time { return eventTime(ev) }
-
-// EventCount is how often the event happened (1 when not counted).
-func EventCount(ev *corev1.Event) int32 { return eventCount(ev) }
-
-// eventTime is events.Time, and eventCount events.Count.
+// eventTime is events.Time, and eventCount events.Count: the parameter
+// named events hides the package where they are used.
 func eventTime(ev *corev1.Event) time.Time { return events.Time(ev) }
 
 func eventCount(ev *corev1.Event) int32 { return events.Count(ev) }

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-podsync/kubectl-podsync/internal/events"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
-	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 )
 
@@ -105,7 +105,7 @@ func (j *eventJoin) take(ev *corev1.Event) *corev1.Event {
 		f = &fold{counts: map[types.UID]int32{}}
 		j.folds[k] = f
 	}
-	f.counts[ev.UID] = check.EventCount(ev)
+	f.counts[ev.UID] = events.Count(ev)
 	var total int32
 	for _, n := range f.counts {
 		total += n
@@ -188,14 +188,14 @@ func (s *stream) watchEvents(ctx context.Context, w *clusterRun, start time.Time
 		Transform:     stripEventManagedFields,
 		Handler: cache.ResourceEventHandlerDetailedFuncs{
 			AddFunc: func(obj any, initial bool) {
-				if ev, ok := obj.(*corev1.Event); ok && (!initial || !check.EventTime(ev).Before(start)) {
+				if ev, ok := obj.(*corev1.Event); ok && (!initial || !events.Time(ev).Before(start)) {
 					send(ev)
 				}
 			},
 			UpdateFunc: func(oldObj, newObj any) {
 				old, ok1 := oldObj.(*corev1.Event)
 				ev, ok2 := newObj.(*corev1.Event)
-				if ok1 && ok2 && check.EventCount(ev) > check.EventCount(old) {
+				if ok1 && ok2 && events.Count(ev) > events.Count(old) {
 					send(ev)
 				}
 			},
