@@ -31,9 +31,6 @@ func crashPod() *corev1.Pod {
 		})
 }
 
-// podTypes are the message types of pod states, as the run lists them.
-var podTypes = []string{"SYNC", "ADD", "UPDATE", "GONE"}
-
 func TestExplainEvents(t *testing.T) {
 	micro := corev1.Event{Reason: "New", Type: "Normal", EventTime: metav1.NewMicroTime(now.Add(-10 * time.Second))}
 	series := corev1.Event{Reason: "Series", Type: "Warning", Series: &corev1.EventSeries{
