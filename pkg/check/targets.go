@@ -73,7 +73,7 @@ func (e *Evaluator) SetAbsent(t Target, r Rollout) {
 	}
 }
 
-// SetTarget records what the target's own object says (see RolloutOf). A
+// SetTarget records what the target's own object says (see Rollout). A
 // failed rule fails the check at once; like any failure, it stays.
 func (e *Evaluator) SetTarget(t Target, r Rollout) {
 	if ts := e.targets[t]; ts != nil {

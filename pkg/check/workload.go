@@ -7,7 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
@@ -57,7 +56,7 @@ func KindName(apiVersion, kind string) string {
 }
 
 // Rollout is what a workload's own object says about a check: its kind's
-// rollout rule, judged the way `kubectl rollout status` and `kubectl wait
+// rollout rule (the Judge of its row in package target's table), judged the way `kubectl rollout status` and `kubectl wait
 // --for=condition=Complete` judge it. The pods' own conditions are judged
 // on top of it, by the Evaluator.
 type Rollout struct {
@@ -79,27 +78,6 @@ type Rollout struct {
 	// or "exists" (the object's existence alone). It is empty for a
 	// built-in workload, which its kind's rollout rule above judges.
 	Rule string
-}
-
-// RolloutOf judges obj, a Deployment, StatefulSet, DaemonSet, Job or
-// ReplicaSet; nil is a workload that does not exist (yet). The object is
-// only read.
-func RolloutOf(obj runtime.Object) Rollout {
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return DeploymentRollout(o)
-	case *appsv1.StatefulSet:
-		return StatefulSetRollout(o)
-	case *appsv1.DaemonSet:
-		return DaemonSetRollout(o)
-	case *batchv1.Job:
-		return JobRollout(o)
-	case *appsv1.ReplicaSet:
-		return ReplicaSetRollout(o)
-	case nil:
-		return pending("does not exist (yet)")
-	}
-	return pending(fmt.Sprintf("%T has no rollout rule", obj))
 }
 
 func pending(msg string) Rollout { return Rollout{State: Pending, Message: msg} }

@@ -3,7 +3,6 @@ package podsync
 import (
 	"context"
 	"math"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/target"
 )
 
 // A kind the cluster does not serve when the run starts may be served a
@@ -126,8 +126,8 @@ func (t *targetRun) serve(ctx context.Context, kind check.Target, k statusKind, 
 		run(t.inform(g.api, g.resource, g.ns, g.names, t.handler(g.proto)))
 		if ns := g.proto.Namespace; k.namespaced && !k.discovery.BuiltIn && ns != "" && !t.linked[ns] {
 			t.linked[ns] = true
-			for _, lk := range linkKinds {
-				run(t.inform(workloadAPIs[lk], strings.ToLower(lk)+"s", ns, nil, t.linkHandler(lk)))
+			for _, lk := range target.Workloads() {
+				run(t.inform(lk.Client, lk.Resource().Resource, ns, nil, t.linkHandler(lk)))
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source/wire"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/target"
 )
 
 // A target's pods are the pods it controls, as its controller counts them:
@@ -76,7 +77,9 @@ func (t *targetRun) owns(tg check.Target, pod *metav1.ObjectMeta) bool {
 	if pod.Namespace != tg.Namespace {
 		return false
 	}
-	if tg.Kind == check.TargetPod {
+	k, builtIn := target.Lookup(tg.Kind)
+	if builtIn && k.Client.Object == nil {
+		// A Pod target: its pod is itself.
 		return pod.Name == tg.Name
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)
@@ -88,10 +91,17 @@ func (t *targetRun) owns(tg check.Target, pod *metav1.ObjectMeta) bool {
 	switch {
 	case tg.Generic():
 		return t.ownsPods(tg) && t.ownsThroughChainLocked(tg, pod)
-	case tg.Kind != check.TargetDeployment:
+	case k.Via == "":
 		return refersTo(ref, tg, t.uids[tg])
 	}
-	if ref.Kind != check.TargetReplicaSet || groupOf(ref.APIVersion) != appsv1.GroupName {
+	return t.ownsViaLocked(tg, k.Via, ref, pod)
+}
+
+// ownsViaLocked reports whether pod, whose controller is ref, is one of
+// tg's through an object of kind via (a Deployment's ReplicaSet). t.mu is
+// held for reading.
+func (t *targetRun) ownsViaLocked(tg check.Target, via string, ref *metav1.OwnerReference, pod *metav1.ObjectMeta) bool {
+	if ref.Kind != via || groupOf(ref.APIVersion) != appsv1.GroupName {
 		return false
 	}
 	if rs := t.replicaSets[pod.Namespace+"/"+ref.Name]; rs != nil && rs.UID == ref.UID {
@@ -109,8 +119,8 @@ func (t *targetRun) owns(tg check.Target, pod *metav1.ObjectMeta) bool {
 // its object has been seen, "" before.
 func refersTo(ref *metav1.OwnerReference, tg check.Target, uid types.UID) bool {
 	group := groupOf(tg.APIVersion)
-	if !tg.Generic() {
-		group = workloadGroup(tg.Kind)
+	if k, ok := target.Lookup(tg.Kind); ok && !tg.Generic() {
+		group = k.Group
 	}
 	return ref.Kind == tg.Kind && ref.Name == tg.Name && groupOf(ref.APIVersion) == group &&
 		(uid == "" || ref.UID == uid)

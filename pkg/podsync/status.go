@@ -108,11 +108,15 @@ func discoverKind(ctx context.Context, c *Clients, tg check.Target) (statusKind,
 // statusAPI lists and watches one kind through the dynamic client.
 func statusAPI(c *Clients, gvr schema.GroupVersionResource) workloadAPI {
 	return workloadAPI{
-		obj: &unstructured.Unstructured{},
-		list: func(ctx context.Context, _ kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return listed(c.Dynamic.Resource(gvr).Namespace(ns).List(ctx, o))
+		Object: &unstructured.Unstructured{},
+		List: func(ctx context.Context, _ kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			l, err := c.Dynamic.Resource(gvr).Namespace(ns).List(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return l, nil
 		},
-		watch: func(ctx context.Context, _ kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
+		Watch: func(ctx context.Context, _ kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
 			return c.DynamicWatch.Resource(gvr).Namespace(ns).Watch(ctx, o)
 		},
 	}
@@ -125,7 +129,7 @@ func (t *targetRun) judge(tg check.Target, obj runtime.Object) check.Rollout {
 		return check.Rollout{State: check.Met, Message: note}
 	}
 	if !tg.Generic() {
-		return check.RolloutOf(obj)
+		return target.Judge(tg.Kind, obj)
 	}
 	k := t.kinds[tg]
 	u, _ := obj.(*unstructured.Unstructured)
@@ -228,10 +232,6 @@ func (t *targetRun) ownsThroughChainLocked(tg check.Target, pod *metav1.ObjectMe
 	return false
 }
 
-// linkKinds are the built-in kinds a custom resource makes pods through;
-// each has a Kubernetes controller that marks the pods it makes.
-var linkKinds = []string{check.TargetDeployment, check.TargetReplicaSet, check.TargetStatefulSet, check.TargetDaemonSet, check.TargetJob}
-
 // customNamespaces are the namespaces of the custom resource targets that
 // the cluster serves: their pods are found through the owner index.
 func (t *targetRun) customNamespaces() []string {
@@ -248,8 +248,8 @@ func (t *targetRun) customNamespaces() []string {
 // linkHandler keeps the owner index of one kind. An object new to the
 // index has the pod controller look again at its namespace's pods: a pod
 // seen before the objects above it was not known to be a target's.
-func (t *targetRun) linkHandler(kind string) cache.ResourceEventHandler {
-	group := workloadGroup(kind)
+func (t *targetRun) linkHandler(k target.Kind) cache.ResourceEventHandler {
+	group, kind := k.Group, k.Kind
 	return objectHandler(func(m metav1.Object) {
 		key := linkKey(group, kind, m.GetNamespace(), m.GetName())
 		l := link{kind: kind, namespace: m.GetNamespace(), name: m.GetName(), uid: string(m.GetUID()),
@@ -277,12 +277,6 @@ func (t *targetRun) linkHandler(kind string) cache.ResourceEventHandler {
 			t.resendRoots(l)
 		}
 	})
-}
-
-// workloadGroup is the API group of a workload kind.
-func workloadGroup(kind string) string {
-	gvr, _ := target.Resource(kind)
-	return gvr.Group
 }
 
 // leadsToLocked reports whether the chain of controllers above l leads to

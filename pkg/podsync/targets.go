@@ -11,7 +11,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -21,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
-	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -32,6 +30,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/health"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/message"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/source"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/target"
 )
 
 // A run about workloads (Config.Targets) watches, in each cluster, the
@@ -144,62 +143,9 @@ type workloadEvent struct {
 	unreadable string
 }
 
-// workloadAPI lists and watches one kind of workload.
-type workloadAPI struct {
-	obj   runtime.Object
-	list  func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error)
-	watch func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error)
-}
-
-// listed keeps a failed typed list from looking like a list: a nil
-// pointer inside an interface is not a nil interface.
-func listed[L runtime.Object](l L, err error) (runtime.Object, error) {
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
-}
-
-// typedClient is what each typed client of a workload kind offers, L being
-// its list type.
-type typedClient[L runtime.Object] interface {
-	List(ctx context.Context, o metav1.ListOptions) (L, error)
-	Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error)
-}
-
-// apiOf is a workload kind's workloadAPI, from its typed client.
-func apiOf[L runtime.Object, C typedClient[L]](obj runtime.Object, client func(kubernetes.Interface, string) C) workloadAPI {
-	return workloadAPI{
-		obj: obj,
-		list: func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return listed(client(c, ns).List(ctx, o))
-		},
-		watch: func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
-			return client(c, ns).Watch(ctx, o)
-		},
-	}
-}
-
-var workloadAPIs = map[string]workloadAPI{
-	check.TargetDeployment: apiOf[*appsv1.DeploymentList](&appsv1.Deployment{},
-		func(c kubernetes.Interface, ns string) appsclient.DeploymentInterface {
-			return c.AppsV1().Deployments(ns)
-		}),
-	check.TargetStatefulSet: apiOf[*appsv1.StatefulSetList](&appsv1.StatefulSet{},
-		func(c kubernetes.Interface, ns string) appsclient.StatefulSetInterface {
-			return c.AppsV1().StatefulSets(ns)
-		}),
-	check.TargetDaemonSet: apiOf[*appsv1.DaemonSetList](&appsv1.DaemonSet{},
-		func(c kubernetes.Interface, ns string) appsclient.DaemonSetInterface {
-			return c.AppsV1().DaemonSets(ns)
-		}),
-	check.TargetJob: apiOf[*batchv1.JobList](&batchv1.Job{},
-		func(c kubernetes.Interface, ns string) batchclient.JobInterface { return c.BatchV1().Jobs(ns) }),
-	check.TargetReplicaSet: apiOf[*appsv1.ReplicaSetList](&appsv1.ReplicaSet{},
-		func(c kubernetes.Interface, ns string) appsclient.ReplicaSetInterface {
-			return c.AppsV1().ReplicaSets(ns)
-		}),
-}
+// workloadAPI lists and watches one kind of workload: a built-in kind's
+// (target.Kind.Client) or, through the dynamic client, any other.
+type workloadAPI = target.Client
 
 // newTargetRun builds the informers of cluster i's targets; a Pod target
 // needs none, its pod is its object. The informers start with start.
@@ -250,7 +196,7 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 			// WatchList is left to the pod source's choice: off, so a
 			// server or a fake client without it is not waited on.
 			ListerWatcher: source.WithoutWatchList(lw),
-			ObjectType:    api.obj,
+			ObjectType:    api.Object,
 			Handler:       h,
 		})
 		return inf
@@ -263,16 +209,24 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 	}
 	// The revisions of the Deployments and DaemonSets: every ReplicaSet
 	// or ControllerRevision of their namespaces, a few each.
-	for _, ns := range namespacesOf(groups, check.TargetDeployment) {
-		inform(workloadAPIs[check.TargetReplicaSet], "replicasets", ns, nil, t.revisionHandler(check.TargetReplicaSet))
+	for _, k := range target.Workloads() {
+		if k.Via == "" {
+			continue
+		}
+		via, _ := target.Lookup(k.Via)
+		for _, ns := range namespacesOf(groups, k.Kind) {
+			inform(via.Client, via.Resource().Resource, ns, nil, t.revisionHandler(k.Via))
+		}
 	}
 	for _, ns := range namespacesOf(groups, check.TargetDaemonSet) {
 		inform(historyAPI, "controllerrevisions", ns, nil, t.revisionHandler("ControllerRevision"))
 	}
 	for _, ns := range t.customNamespaces() {
 		t.linked[ns] = true
-		for _, kind := range linkKinds {
-			inform(workloadAPIs[kind], strings.ToLower(kind)+"s", ns, nil, t.linkHandler(kind))
+		// The built-in kinds a custom resource makes pods through: each
+		// has a Kubernetes controller that marks the pods it makes.
+		for _, k := range target.Workloads() {
+			inform(k.Client, k.Resource().Resource, ns, nil, t.linkHandler(k))
 		}
 	}
 	return t, nil
@@ -296,11 +250,11 @@ func (t *targetRun) groupOf(ctx context.Context, c *Clients, tg check.Target) (*
 	proto := tg
 	proto.Name = ""
 	if !tg.Generic() {
-		api, ok := workloadAPIs[tg.Kind]
-		if !ok {
+		k, ok := target.Lookup(tg.Kind)
+		if !ok || k.Client.Object == nil {
 			return nil, fmt.Errorf("target %s: kind %s cannot be watched", tg, tg.Kind)
 		}
-		return &watchGroup{proto: proto, ns: proto.Namespace, api: api, resource: strings.ToLower(tg.Kind) + "s"}, nil
+		return &watchGroup{proto: proto, ns: proto.Namespace, api: k.Client, resource: k.Resource().Resource}, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -342,7 +296,7 @@ func namespacesOf(groups []*watchGroup, kind string) []string {
 }
 
 // historyAPI lists and watches ControllerRevisions.
-var historyAPI = apiOf[*appsv1.ControllerRevisionList](&appsv1.ControllerRevision{},
+var historyAPI = target.ClientOf[*appsv1.ControllerRevisionList](&appsv1.ControllerRevision{},
 	func(c kubernetes.Interface, ns string) appsclient.ControllerRevisionInterface {
 		return c.AppsV1().ControllerRevisions(ns)
 	})
@@ -360,14 +314,14 @@ func workloadListWatch(api workloadAPI, c *Clients, ns string, names []string, r
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return retry.Do(ctx, retry.Backoff(), 0, retry.Unreachable, func() (runtime.Object, error) {
-				obj, err := api.list(ctx, c.Kube, ns, narrow(o))
+				obj, err := api.List(ctx, c.Kube, ns, narrow(o))
 				r.Result("list", err)
 				return obj, err
 			})
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return retry.Do(ctx, retry.Backoff(), 0, retry.Unreachable, func() (watch.Interface, error) {
-				w, err := api.watch(ctx, c.KubeWatch, ns, narrow(o))
+				w, err := api.Watch(ctx, c.KubeWatch, ns, narrow(o))
 				r.Result("watch", err)
 				return w, err
 			})
@@ -422,7 +376,7 @@ func (t *targetRun) seen(proto check.Target, obj interface{}) {
 	t.mu.Lock()
 	t.uids[ev.target], t.objects[ev.target] = m.GetUID(), o
 	t.mu.Unlock()
-	if sel, ok := selectorOf(o); ok && t.learn(ev.target, sel) && t.ctrl != nil {
+	if sel, ok := selectorOf(proto, o); ok && t.learn(ev.target, sel) && t.ctrl != nil {
 		select {
 		case <-t.ctrl.Recheck(ev.target.Namespace):
 		case <-t.ctx.Done():
@@ -445,24 +399,18 @@ func (t *targetRun) send(ev workloadEvent) {
 }
 
 // selectorOf is a workload's pod selector; a selector that does not parse
-// selects nothing, as the controllers treat it.
-func selectorOf(obj runtime.Object) (labels.Selector, bool) {
-	var ls *metav1.LabelSelector
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		ls = o.Spec.Selector
-	case *appsv1.StatefulSet:
-		ls = o.Spec.Selector
-	case *appsv1.DaemonSet:
-		ls = o.Spec.Selector
-	case *batchv1.Job:
-		ls = o.Spec.Selector
-	case *appsv1.ReplicaSet:
-		ls = o.Spec.Selector
-	default:
+// selects nothing, as the controllers treat it. Targets judged by their
+// status have none.
+func selectorOf(proto check.Target, obj runtime.Object) (labels.Selector, bool) {
+	k, ok := target.Lookup(proto.Kind)
+	if proto.Generic() || !ok || k.Selector == nil {
 		return nil, false
 	}
-	if ls == nil {
+	ls, ok := k.Selector(obj)
+	switch {
+	case !ok:
+		return nil, false
+	case ls == nil:
 		return labels.Nothing(), true
 	}
 	sel, err := metav1.LabelSelectorAsSelector(ls)

@@ -27,25 +27,11 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
 )
 
-// kinds is the one table of the kinds a target can be: their API group and
-// the names kubectl accepts for them (singular, plural, short).
-var kinds = []struct {
-	group schema.GroupKind
-	names []string
-}{
-	{schema.GroupKind{Group: "apps", Kind: check.TargetDeployment}, []string{"deployment", "deployments", "deploy"}},
-	{schema.GroupKind{Group: "apps", Kind: check.TargetStatefulSet}, []string{"statefulset", "statefulsets", "sts"}},
-	{schema.GroupKind{Group: "apps", Kind: check.TargetDaemonSet}, []string{"daemonset", "daemonsets", "ds"}},
-	{schema.GroupKind{Group: "batch", Kind: check.TargetJob}, []string{"job", "jobs"}},
-	{schema.GroupKind{Group: "apps", Kind: check.TargetReplicaSet}, []string{"replicaset", "replicasets", "rs"}},
-	{schema.GroupKind{Kind: check.TargetPod}, []string{"pod", "pods", "po"}},
-}
-
 // Types lists the TYPE/ prefixes completion offers, one per kind.
 func Types() []string {
 	out := make([]string, 0, len(kinds))
 	for _, k := range kinds {
-		out = append(out, k.names[0]+"/")
+		out = append(out, k.Names[0]+"/")
 	}
 	return out
 }
@@ -60,8 +46,8 @@ func KindOf(typ string) (string, bool) {
 	}
 	for _, k := range kinds {
 		for _, c := range candidates {
-			if slices.Contains(k.names, c.Resource) && (c.Group == "" || c.Group == k.group.Group) {
-				return k.group.Kind, true
+			if slices.Contains(k.Names, c.Resource) && (c.Group == "" || c.Group == k.Group) {
+				return k.Kind, true
 			}
 		}
 	}
@@ -70,19 +56,18 @@ func KindOf(typ string) (string, bool) {
 
 // Resource is the API resource of a kind (all are served at v1).
 func Resource(kind string) (schema.GroupVersionResource, bool) {
-	for _, k := range kinds {
-		if k.group.Kind == kind {
-			return schema.GroupVersionResource{Group: k.group.Group, Version: "v1", Resource: k.names[1]}, true
-		}
+	k, ok := Lookup(kind)
+	if !ok {
+		return schema.GroupVersionResource{}, false
 	}
-	return schema.GroupVersionResource{}, false
+	return k.Resource(), true
 }
 
 // kindOfGroupKind returns the target kind of an object's group and kind.
 func kindOfGroupKind(gk schema.GroupKind) (string, bool) {
 	for _, k := range kinds {
-		if k.group == gk {
-			return k.group.Kind, true
+		if k.GroupKind == gk {
+			return k.Kind, true
 		}
 	}
 	return "", false
