@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/podview"
 )
 
 // Keyword says which test a Condition applies to a pod: its --until keyword.
@@ -101,40 +103,19 @@ func (c Condition) SatisfiedBy(pod *corev1.Pod) bool {
 	phase := pod.Status.Phase
 	switch c.Keyword {
 	case KeywordReady:
-		return conditionStatus(pod, corev1.PodReady) == corev1.ConditionTrue
+		return podview.Ready(pod)
 	case KeywordRunning:
 		return phase == corev1.PodRunning
 	case KeywordSucceeded:
 		return phase == corev1.PodSucceeded
 	case KeywordCompleted:
-		return phase == corev1.PodSucceeded || phase == corev1.PodFailed
+		return podview.Finished(pod)
 	case KeywordHealthy:
-		return phase == corev1.PodSucceeded ||
-			conditionStatus(pod, corev1.PodReady) == corev1.ConditionTrue
+		return podview.Healthy(pod)
 	case KeywordPodCondition:
-		return conditionStatus(pod, c.Type) == c.Status
+		return podview.ConditionStatus(pod, c.Type) == c.Status
 	}
 	return false
-}
-
-// findCondition returns the pod's condition of type t, matched
-// case-insensitively as kubectl wait does, or nil.
-func findCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if strings.EqualFold(string(pod.Status.Conditions[i].Type), string(t)) {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-// conditionStatus is the status of condition t, or "" when the pod does
-// not report it (which satisfies no STATUS, not even Unknown).
-func conditionStatus(pod *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
-	if c := findCondition(pod, t); c != nil {
-		return c.Status
-	}
-	return ""
 }
 
 // ParseConditions parses the value of --until: a comma list of

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/podview"
 )
 
 // State is where a check stands.
@@ -350,7 +351,7 @@ func (e *Evaluator) observe(key string, pod *corev1.Pod, status string, later fu
 	st.leaving = pod.DeletionTimestamp != nil && !e.gone
 	e.observeLeftBehind(key, pod, st)
 	st.job = e.jobTargetOf(pod)
-	st.finished = !st.leaving && !st.left && st.job != nil && !st.satisfied && podFinished(pod)
+	st.finished = !st.leaving && !st.left && st.job != nil && !st.satisfied && podview.Finished(pod)
 	if !st.leaving && !st.finished && !st.left && e.until != "" && !e.gone {
 		st.rev = e.addRevision(pod)
 	}

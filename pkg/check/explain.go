@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-podsync/kubectl-podsync/internal/events"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/podview"
 )
 
 // maxEvents is how many of a pod's events an explanation keeps.
@@ -115,7 +116,7 @@ func ExplainAt(now time.Time, pod *corev1.Pod, conds []Condition, events []corev
 	if x.Phase == "" {
 		x.Phase = "Unknown"
 	}
-	if pc := findCondition(pod, corev1.PodScheduled); pc != nil && pc.Status == corev1.ConditionFalse && pc.Reason == corev1.PodReasonUnschedulable {
+	if pc := podview.Unschedulable(pod); pc != nil {
 		x.Unschedulable = pc.Message
 	}
 	for _, c := range conds {
@@ -155,7 +156,7 @@ func explainCondition(pod *corev1.Pod, c Condition) UnmetCondition {
 
 func podConditionGap(pod *corev1.Pod, u UnmetCondition, t corev1.PodConditionType, want corev1.ConditionStatus) UnmetCondition {
 	u.Want = string(t) + "=" + string(want)
-	pc := findCondition(pod, t)
+	pc := podview.Condition(pod, t)
 	if pc == nil {
 		u.Got = string(t) + " not reported"
 		return u

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/podview"
 )
 
 // SetClock sets the clock that --fail-after reads (time.Now by default),
@@ -27,11 +29,11 @@ func (e *Evaluator) holdFailure(key string, pod *corev1.Pod, st *podState, f *Fa
 		e.failure = f
 		return
 	}
-	if f != nil && f.Reason == ReasonTooManyRestarts && recovered(pod) {
+	if f != nil && f.Reason == ReasonTooManyRestarts && podview.Healthy(pod) {
 		// Back and Ready: the restarts that were too many have stopped.
 		f = nil
 	}
-	if f == nil && (!e.judged(key, pod) || recovered(pod)) {
+	if f == nil && (!e.judged(key, pod) || podview.Healthy(pod)) {
 		st.failing, st.since = nil, time.Time{}
 		delete(e.failing, key)
 		return
@@ -59,19 +61,6 @@ func (e *Evaluator) judged(key string, pod *corev1.Pod) bool {
 		return false
 	}
 	return e.replaced == nil || !e.replaced(key, pod)
-}
-
-// recovered: the pod is Ready or has succeeded.
-func recovered(pod *corev1.Pod) bool {
-	if pod.Status.Phase == corev1.PodSucceeded {
-		return true
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // expire fails the check with the pod's held failure once it has held for

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/podview"
 )
 
 // Status is the STATUS that `kubectl get pods` shows for pod, worked out on
@@ -18,21 +20,21 @@ func Status(pod *corev1.Pod) string {
 	if pod.Status.Reason != "" {
 		status = pod.Status.Reason
 	}
-	if c := findCondition(pod, corev1.PodScheduled); c != nil && c.Reason == corev1.PodReasonSchedulingGated {
+	if c := podview.Condition(pod, corev1.PodScheduled); c != nil && c.Reason == corev1.PodReasonSchedulingGated {
 		status = corev1.PodReasonSchedulingGated
 	}
 	init, initializing := initStatus(pod)
 	if initializing {
 		status = init
 	}
-	if !initializing || conditionStatus(pod, corev1.PodInitialized) == corev1.ConditionTrue {
+	if !initializing || podview.ConditionStatus(pod, corev1.PodInitialized) == corev1.ConditionTrue {
 		status = containersStatus(pod, status)
 	}
 	switch {
 	case pod.DeletionTimestamp == nil:
 	case pod.Status.Reason == "NodeLost":
 		return "Unknown"
-	case pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed:
+	case !podview.Finished(pod):
 		return "Terminating"
 	}
 	return status
@@ -84,7 +86,7 @@ func containersStatus(pod *corev1.Pod, status string) string {
 		return status
 	}
 	switch {
-	case running && conditionStatus(pod, corev1.PodReady) == corev1.ConditionTrue:
+	case running && podview.Ready(pod):
 		return "Running"
 	case failed != "":
 		return failed

@@ -125,10 +125,6 @@ func (e *Evaluator) jobTargetOf(pod *corev1.Pod) *targetState {
 	return e.jobTargets[pod.Namespace+"/"+ref.Name]
 }
 
-func podFinished(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
-
 // retriedByJob reports whether the container's state is one a Job counts
 // as a failed attempt and retries, within its backoffLimit: a container
 // that ended, or one crash-looping (restartPolicy OnFailure). A pod that

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/diagnosis"
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/podview"
 )
 
 // waitingFailures are the waiting reasons of a container that cannot run:
@@ -48,7 +49,7 @@ func Of(pod *corev1.Pod) (diagnosis.Failure, bool) {
 		if pod.Status.Reason != "" {
 			f.Reason = pod.Status.Reason
 		}
-	case unschedulable(pod):
+	case podview.Unschedulable(pod) != nil:
 		f.Reason = corev1.PodReasonUnschedulable
 	default:
 		return diagnosis.Failure{}, false
@@ -80,15 +81,6 @@ func failedContainer(cs *corev1.ContainerStatus, init bool) (diagnosis.FailedCon
 		return c, "", false
 	}
 	return c, fmt.Sprintf("%s#%d:%s", cs.Name, cs.RestartCount, c.Reason), true
-}
-
-func unschedulable(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled {
-			return c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
-		}
-	}
-	return false
 }
 
 // Seen remembers, per pod, the failure parts already diagnosed, so a pod
