@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -169,42 +170,52 @@ func (t *targetRun) revisionsOf(tg check.Target, obj runtime.Object) revisions {
 		}
 		return revisions{oldSets: t.olderSetsLocked(tg)}
 	}
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		old := map[string]bool{}
-		for _, rs := range t.replicaSets {
-			if rs.Namespace == o.Namespace && metav1.IsControlledBy(rs, o) && !sameTemplate(&rs.Spec.Template, &o.Spec.Template) {
-				old[rs.Name] = true
-			}
-		}
-		return revisions{oldSets: old}
-	case *appsv1.StatefulSet:
-		switch {
-		case o.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType:
-			return revisions{}
-		case o.Status.ObservedGeneration == 0 || o.Generation > o.Status.ObservedGeneration:
-			return revisions{settling: true}
-		}
-		return revisions{current: o.Status.UpdateRevision}
-	case *appsv1.DaemonSet:
-		switch {
-		case o.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType:
-			return revisions{}
-		case o.Generation > o.Status.ObservedGeneration:
-			return revisions{settling: true}
-		}
-		return revisions{current: t.newestHistoryLocked(o)}
+	if obj == nil {
+		return revisions{}
 	}
-	return revisions{}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return revisions{}
+	}
+	k, _ := target.Lookup(tg.Kind)
+	rule := k.Revisions
+	if rule.Template != nil {
+		return revisions{oldSets: t.otherTemplatesLocked(m, rule.Template(obj))}
+	}
+	if rule.Of == nil {
+		return revisions{}
+	}
+	switch r := rule.Of(obj); {
+	case r.OnDelete:
+		return revisions{}
+	case r.Settling:
+		return revisions{settling: true}
+	case rule.History:
+		return revisions{current: t.newestHistoryLocked(m)}
+	default:
+		return revisions{current: r.Current}
+	}
+}
+
+// otherTemplatesLocked names the ReplicaSets that owner controls whose
+// pod template is not tmpl: their pods are being replaced.
+func (t *targetRun) otherTemplatesLocked(owner metav1.Object, tmpl *corev1.PodTemplateSpec) map[string]bool {
+	old := map[string]bool{}
+	for _, rs := range t.replicaSets {
+		if tmpl != nil && rs.Namespace == owner.GetNamespace() && metav1.IsControlledBy(rs, owner) && !sameTemplate(&rs.Spec.Template, tmpl) {
+			old[rs.Name] = true
+		}
+	}
+	return old
 }
 
 // newestHistoryLocked is the revision hash of the DaemonSet's newest
 // ControllerRevision: once the controller has observed the spec, the one
 // of its pod template.
-func (t *targetRun) newestHistoryLocked(ds *appsv1.DaemonSet) string {
+func (t *targetRun) newestHistoryLocked(ds metav1.Object) string {
 	var newest *appsv1.ControllerRevision
 	for _, h := range t.histories {
-		if h.Namespace == ds.Namespace && metav1.IsControlledBy(h, ds) && (newest == nil || h.Revision > newest.Revision) {
+		if h.Namespace == ds.GetNamespace() && metav1.IsControlledBy(h, ds) && (newest == nil || h.Revision > newest.Revision) {
 			newest = h
 		}
 	}
@@ -248,13 +259,13 @@ func (t *targetRun) rejudge(ts *targetState, eval *check.Evaluator) {
 
 // revisionHandler keeps the ReplicaSets or ControllerRevisions of the
 // targets' namespaces, and has the target that controls one judged again.
-func (t *targetRun) revisionHandler(kind string) cache.ResourceEventHandler {
+func (t *targetRun) revisionHandler(kind, owner string) cache.ResourceEventHandler {
 	return objectHandler(func(m metav1.Object) {
 		t.learnRevision(kind, m.GetNamespace()+"/"+m.GetName(), m)
-		t.resend(kind, m)
+		t.resend(owner, m)
 	}, func(m metav1.Object) {
 		t.learnRevision(kind, m.GetNamespace()+"/"+m.GetName(), nil)
-		t.resend(kind, m)
+		t.resend(owner, m)
 	})
 }
 
@@ -302,16 +313,12 @@ func (t *targetRun) learnRevision(kind, key string, obj interface{}) {
 	}
 }
 
-// resend hands the stream, again, the object of the target that controls
-// m, so that its revisions are worked out anew.
-func (t *targetRun) resend(kind string, m metav1.Object) {
+// resend hands the stream, again, the object of the target of kind owner
+// that controls m, so that its revisions are worked out anew.
+func (t *targetRun) resend(owner string, m metav1.Object) {
 	ref := metav1.GetControllerOfNoCopy(m)
 	if ref == nil {
 		return
-	}
-	owner := check.TargetDeployment
-	if kind != check.TargetReplicaSet {
-		owner = check.TargetDaemonSet
 	}
 	tg := check.Target{Kind: owner, Namespace: m.GetNamespace(), Name: ref.Name}
 	t.mu.RLock()

@@ -210,16 +210,14 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 	// The revisions of the Deployments and DaemonSets: every ReplicaSet
 	// or ControllerRevision of their namespaces, a few each.
 	for _, k := range target.Workloads() {
-		if k.Via == "" {
-			continue
-		}
-		via, _ := target.Lookup(k.Via)
 		for _, ns := range namespacesOf(groups, k.Kind) {
-			inform(via.Client, via.Resource().Resource, ns, nil, t.revisionHandler(k.Via))
+			if via, ok := target.Lookup(k.Via); ok {
+				inform(via.Client, via.Resource().Resource, ns, nil, t.revisionHandler(k.Via, k.Kind))
+			}
+			if k.Revisions.History {
+				inform(historyAPI, "controllerrevisions", ns, nil, t.revisionHandler("ControllerRevision", k.Kind))
+			}
 		}
-	}
-	for _, ns := range namespacesOf(groups, check.TargetDaemonSet) {
-		inform(historyAPI, "controllerrevisions", ns, nil, t.revisionHandler("ControllerRevision"))
 	}
 	for _, ns := range t.customNamespaces() {
 		t.linked[ns] = true

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,6 +40,36 @@ type Kind struct {
 	// controller reference names it (a Deployment's ReplicaSets); empty
 	// when its pods' controller reference names it directly.
 	Via string
+	// Revisions is the kind's revision rule: which of its pods belong to
+	// a revision being replaced. The zero rule: none do.
+	Revisions Revisions
+}
+
+// Revisions tells a kind's pods of the revision being replaced from those
+// of the revision it rolls out.
+type Revisions struct {
+	// Of reads what an object says of its revisions.
+	Of func(runtime.Object) Revision
+	// History: the revision rolled out is the one of the kind's newest
+	// ControllerRevision (a DaemonSet), not one its status names.
+	History bool
+	// Template is the object's pod template: the pods of its Via objects
+	// with another template are being replaced (a Deployment's older
+	// ReplicaSets).
+	Template func(runtime.Object) *corev1.PodTemplateSpec
+}
+
+// Revision is what a workload's object says of its revisions.
+type Revision struct {
+	// OnDelete: its controller replaces a pod only when someone deletes
+	// it, so no pod is being replaced.
+	OnDelete bool
+	// Settling: its controller has not acted on its newest spec yet, so
+	// every pod may be on its way out.
+	Settling bool
+	// Current is the revision hash (label controller-revision-hash) its
+	// pods move to, where its status names it.
+	Current string
 }
 
 // kinds is the one table of the built-in kinds a target can be.
@@ -50,9 +81,10 @@ var kinds = []Kind{
 			func(c kubernetes.Interface, ns string) appsclient.DeploymentInterface {
 				return c.AppsV1().Deployments(ns)
 			}),
-		Selector: selector(func(o *appsv1.Deployment) *metav1.LabelSelector { return o.Spec.Selector }),
-		Judge:    judge(check.DeploymentRollout),
-		Via:      check.TargetReplicaSet,
+		Selector:  selector(func(o *appsv1.Deployment) *metav1.LabelSelector { return o.Spec.Selector }),
+		Judge:     judge(check.DeploymentRollout),
+		Via:       check.TargetReplicaSet,
+		Revisions: Revisions{Template: template(func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template })},
 	},
 	{
 		GroupKind: schema.GroupKind{Group: appsv1.GroupName, Kind: check.TargetStatefulSet},
@@ -63,6 +95,13 @@ var kinds = []Kind{
 			}),
 		Selector: selector(func(o *appsv1.StatefulSet) *metav1.LabelSelector { return o.Spec.Selector }),
 		Judge:    judge(check.StatefulSetRollout),
+		Revisions: Revisions{Of: revision(func(o *appsv1.StatefulSet) Revision {
+			return Revision{
+				OnDelete: o.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType,
+				Settling: o.Status.ObservedGeneration == 0 || o.Generation > o.Status.ObservedGeneration,
+				Current:  o.Status.UpdateRevision,
+			}
+		})},
 	},
 	{
 		GroupKind: schema.GroupKind{Group: appsv1.GroupName, Kind: check.TargetDaemonSet},
@@ -73,6 +112,12 @@ var kinds = []Kind{
 			}),
 		Selector: selector(func(o *appsv1.DaemonSet) *metav1.LabelSelector { return o.Spec.Selector }),
 		Judge:    judge(check.DaemonSetRollout),
+		Revisions: Revisions{History: true, Of: revision(func(o *appsv1.DaemonSet) Revision {
+			return Revision{
+				OnDelete: o.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType,
+				Settling: o.Generation > o.Status.ObservedGeneration,
+			}
+		})},
 	},
 	{
 		GroupKind: schema.GroupKind{Group: batchv1.GroupName, Kind: check.TargetJob},
@@ -164,6 +209,30 @@ func selector[T runtime.Object](field func(T) *metav1.LabelSelector) func(runtim
 			return nil, false
 		}
 		return field(o), true
+	}
+}
+
+// revision makes a kind's typed revision reading a rule's Of; an object of
+// another type says nothing.
+func revision[T runtime.Object](read func(T) Revision) func(runtime.Object) Revision {
+	return func(obj runtime.Object) Revision {
+		o, ok := obj.(T)
+		if !ok {
+			return Revision{}
+		}
+		return read(o)
+	}
+}
+
+// template makes a kind's typed pod template field a rule's Template; nil
+// for an object of another type.
+func template[T runtime.Object](field func(T) *corev1.PodTemplateSpec) func(runtime.Object) *corev1.PodTemplateSpec {
+	return func(obj runtime.Object) *corev1.PodTemplateSpec {
+		o, ok := obj.(T)
+		if !ok {
+			return nil
+		}
+		return field(o)
 	}
 }
 

@@ -74,3 +74,35 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+// TestRevisions reads each kind's revision rule as the run does.
+func TestRevisions(t *testing.T) {
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Status: appsv1.StatefulSetStatus{ObservedGeneration: 2, UpdateRevision: "web-7d"}}
+	onDelete := sts.DeepCopy()
+	onDelete.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType
+	stale := sts.DeepCopy()
+	stale.Generation = 3
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Status: appsv1.DaemonSetStatus{ObservedGeneration: 1}}
+	for _, tc := range []struct {
+		kind string
+		obj  runtime.Object
+		want Revision
+	}{
+		{check.TargetStatefulSet, sts, Revision{Current: "web-7d"}},
+		{check.TargetStatefulSet, onDelete, Revision{OnDelete: true, Current: "web-7d"}},
+		{check.TargetStatefulSet, stale, Revision{Settling: true, Current: "web-7d"}},
+		{check.TargetDaemonSet, ds, Revision{Settling: true}},
+		{check.TargetDaemonSet, sts, Revision{}},
+	} {
+		k, _ := Lookup(tc.kind)
+		if got := k.Revisions.Of(tc.obj); got != tc.want {
+			t.Errorf("%s %T: %+v; want %+v", tc.kind, tc.obj, got, tc.want)
+		}
+	}
+	if d, _ := Lookup(check.TargetDeployment); d.Revisions.Template(&appsv1.Deployment{}) == nil || d.Revisions.Template(sts) != nil {
+		t.Error("a Deployment's revisions are told by its pod template")
+	}
+	if ds, _ := Lookup(check.TargetDaemonSet); !ds.Revisions.History {
+		t.Error("a DaemonSet's revision is its newest ControllerRevision's")
+	}
+}
