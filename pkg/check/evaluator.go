@@ -50,6 +50,9 @@ type Failure struct {
 	// Into is how far into the --stable-for window StableFor the check
 	// broke, for ReasonRestarted and ReasonUnstable.
 	Into, StableFor time.Duration
+	// Budget is the probe budget a container stayed unready past, for
+	// ReasonUnhealthy.
+	Budget time.Duration
 	// Target is the workload that failed by its own rule (a Deployment past
 	// its progress deadline, a failed Job); zero for a pod's failure.
 	Target Target
@@ -156,6 +159,9 @@ func (f Failure) String() string {
 	if f.StableFor > 0 {
 		return f.windowString()
 	}
+	if f.Reason == ReasonUnhealthy && f.Budget > 0 {
+		return f.probeString()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "pod %s", f.Key)
 	switch {
@@ -224,6 +230,8 @@ type podState struct {
 	since   time.Time
 	// counts are the restart counts last seen, with --stable-for.
 	counts map[string]int32
+	// probe watches a container that runs unready with a probe.
+	probe *probeWatch
 }
 
 // Evaluator judges a check incrementally: every call costs O(size of
@@ -270,6 +278,9 @@ type Evaluator struct {
 	// windowFor its length.
 	windowAt  time.Time
 	windowFor time.Duration
+	// probing holds the pods with a container that runs unready with a
+	// readiness or startup probe (see ProbesDue).
+	probing map[string]*podState
 }
 
 // NewEvaluator returns an Evaluator for a validated spec.
@@ -289,6 +300,7 @@ func NewEvaluator(spec Spec) *Evaluator {
 		left:        make(map[string]LeftBehindPod),
 		now:         time.Now,
 		failing:     make(map[string]*podState),
+		probing:     make(map[string]*podState),
 	}
 	for _, r := range spec.FailOn {
 		e.failOn[strings.ToLower(r)] = r
@@ -385,6 +397,7 @@ func (e *Evaluator) Forget(key string) {
 	e.untally(key, st)
 	delete(e.pods, key)
 	delete(e.failing, key)
+	delete(e.probing, key)
 	e.observePodTarget(key, nil)
 }
 
@@ -533,10 +546,12 @@ func (e *Evaluator) SetReplaced(replaced func(key string, pod *corev1.Pod) bool)
 // so are the pods of replaced revisions (see SetReplaced).
 func (e *Evaluator) findFailure(key string, pod *corev1.Pod, st *podState) *Failure {
 	if pod.DeletionTimestamp != nil || e.replaced != nil && e.replaced(key, pod) {
+		e.endProbe(key, st)
 		return nil
 	}
 	if _, left := LeftBehindOf(pod); left {
 		// Its controller replaces it, with --until gone too.
+		e.endProbe(key, st)
 		return nil
 	}
 	if f := e.reasonFailure(pod, st.job != nil); f != nil {
@@ -547,7 +562,7 @@ func (e *Evaluator) findFailure(key string, pod *corev1.Pod, st *podState) *Fail
 		f.Key = key
 		return f
 	}
-	return nil
+	return e.probeFailure(key, pod, st)
 }
 
 // reasonFailure checks, most specific first: the pod's own reason

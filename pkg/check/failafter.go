@@ -45,6 +45,16 @@ func (e *Evaluator) holdFailure(key string, pod *corev1.Pod, st *podState, f *Fa
 		}
 		return
 	}
+	e.hold(key, st, f)
+}
+
+// hold records the failure f of the pod of key: at once without
+// --fail-after, else from now on unless it was held already.
+func (e *Evaluator) hold(key string, st *podState, f *Failure) {
+	if e.spec.FailAfter <= 0 {
+		e.failure = f
+		return
+	}
 	now := e.now()
 	if st.failing == nil {
 		st.since = now

@@ -161,7 +161,7 @@ func TestFailAfterValidation(t *testing.T) {
 		want  string
 	}{
 		{Flags{Until: "ready", MinPods: Unset, MaxRestarts: Unset, FailAfter: -time.Second}, "invalid --fail-after -1s: must not be negative"},
-		{Flags{Until: "ready", FailOn: "none", FailOnSet: true, MinPods: Unset, MaxRestarts: Unset, FailAfter: time.Second}, "--fail-after needs a --fail-on reason or --max-restarts"},
+		{Flags{Until: "ready", FailOn: "none", FailOnSet: true, MinPods: Unset, MaxRestarts: Unset, FailAfter: time.Second, ProbeBudget: "never"}, "--fail-after needs a --fail-on reason or --max-restarts"},
 	} {
 		_, err := tc.flags.Spec()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

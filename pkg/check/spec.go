@@ -32,6 +32,10 @@ type Spec struct {
 	// StableFor from --stable-for: how long the check keeps judging once
 	// it is met; 0 ends it when met.
 	StableFor time.Duration
+	// ProbeBudget from --probe-budget: how long a container may run
+	// unready while its readiness or startup probe fails; ProbeAuto works
+	// it out from each container's probes, 0 turns the rule off.
+	ProbeBudget time.Duration
 }
 
 // Flags are the raw values of the check flags, as the command read them.
@@ -45,6 +49,8 @@ type Flags struct {
 	MaxRestarts int
 	FailAfter   time.Duration
 	StableFor   time.Duration
+	// ProbeBudget is --probe-budget as given ("" is auto).
+	ProbeBudget string
 }
 
 // Spec parses and validates the flags into a Spec. Without --fail-on,
@@ -67,6 +73,13 @@ func (f Flags) Spec() (Spec, error) {
 		s.FailOn = reasons
 	case len(s.Conditions) > 0:
 		s.FailOn = DefaultFailOn()
+	}
+	if len(s.Conditions) > 0 || f.ProbeBudget != "" {
+		d, err := ParseProbeBudget(f.ProbeBudget)
+		if err != nil {
+			return Spec{}, err
+		}
+		s.ProbeBudget = d
 	}
 	if err := s.Validate(); err != nil {
 		return Spec{}, err
@@ -93,8 +106,11 @@ func (s Spec) Validate() error {
 	if s.FailAfter < 0 {
 		return fmt.Errorf("invalid --fail-after %s: must not be negative", s.FailAfter)
 	}
-	if s.FailAfter > 0 && len(s.FailOn) == 0 && s.MaxRestarts == Unset {
-		return errors.New("--fail-after needs a --fail-on reason or --max-restarts to delay")
+	if s.FailAfter > 0 && len(s.FailOn) == 0 && s.MaxRestarts == Unset && !s.JudgesProbes() {
+		return errors.New("--fail-after needs a --fail-on reason or --max-restarts to delay, or --until with a --probe-budget")
+	}
+	if err := s.validateProbeBudget(); err != nil {
+		return err
 	}
 	if s.StableFor < 0 {
 		return fmt.Errorf("invalid --stable-for %s: must not be negative", s.StableFor)
