@@ -22,9 +22,10 @@ const completionTimeout = 5 * time.Second
 func (o *Options) registerCompletions(c *cobra.Command) {
 	c.ValidArgsFunction = o.completeArgs
 	fixed := map[string][]string{
-		"until":   untilCompletions(),
-		"fail-on": append(check.KnownReasons(), "none"),
-		"color":   {"auto", "always", "never"},
+		"until":        untilCompletions(),
+		"fail-on":      append(check.KnownReasons(), "none"),
+		"color":        {"auto", "always", "never"},
+		"probe-budget": {"auto", "never"},
 	}
 	for name, values := range fixed {
 		_ = c.RegisterFlagCompletionFunc(name, completeList(values))

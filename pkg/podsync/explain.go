@@ -80,6 +80,7 @@ func (s *stream) explain(ctx context.Context, w *clusterRun) ([]check.PodExplana
 			x.UnmetConditions = append(x.UnmetConditions, gap)
 		}
 		s.attachDiagnosis(w, k, &x, listed)
+		s.attachProbeLog(ctx, w, k, pod, &x)
 		out = append(out, x)
 	}
 	return out, omitted

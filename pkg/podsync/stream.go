@@ -58,6 +58,11 @@ type stream struct {
 	// stableSince is over.
 	stable      *time.Timer
 	stableSince time.Time
+	// probes hears what the looks at pods' Events found for containers
+	// past their probe budget; probeAlarm fires when the next comes past
+	// it (see askProbes).
+	probes     chan probeAnswer
+	probeAlarm alarm
 }
 
 // delivery is one key's messages from a worker of clusters[cluster].
@@ -92,6 +97,7 @@ func newStream(ctx context.Context, cfg Config, several bool) *stream {
 		unavailable: make(chan unavailable),
 		workloads:   make(chan workloadEvent),
 		connections: make(chan struct{}, 1),
+		probes:      make(chan probeAnswer),
 		stdoutGone:  output.WatchClosed(ctx, cfg.Stdout),
 		progress:    newProgress(cfg),
 	}
@@ -141,11 +147,16 @@ func (s *stream) loop(ctx context.Context) ending {
 			for _, w := range s.clusters {
 				w.eval.Expire()
 			}
+		case <-s.probeAlarm.due():
+			s.askProbes()
+		case a := <-s.probes:
+			s.clusters[a.cluster].eval.ProbeAnswer(a.ask, a.message, a.err)
 		}
 		if end, over := s.judge(ctx); over {
 			return end
 		}
 		s.armExpiry()
+		s.armProbes()
 	}
 }
 
