@@ -53,6 +53,15 @@ func deployments() []scenario {
 	deadline := rollout("Deployment: past its progress deadline (10 s, pod never ready)", slow, func(t *testing.T, ns string) { apply(t, ns, slow) })
 	deadline.want, deadline.stderr = 4, []string{"ProgressDeadlineExceeded"}
 
+	// The kubelet reports the readiness probe failing (kwok's never-ready
+	// stage writes its Unhealthy Event): podsync gives up once the probe's
+	// budget is spent, 1 s × 3 failures + 2 s; kubectl waits for the
+	// progress deadline, 600 s by default.
+	unready := deployment("probed", 1).in(localcluster.StateNeverReady).probed("{httpGet: {path: /healthz, port: 8080}, periodSeconds: 1, failureThreshold: 3}")
+	probe := rollout("Deployment: pod running, readiness probe never passes", unready, func(t *testing.T, ns string) { apply(t, ns, unready) })
+	probe.says, probe.want = waits, 4
+	probe.stderr = []string{`is still not ready past its probe budget of 5s: Readiness probe failed: HTTP probe failed with statuscode: 503`}
+
 	rolledBack := rollout("Deployment: rolled back mid-rollout", minReady, func(t *testing.T, ns string) {
 		deployed(t, ns, minReady)
 		setImage(t, ns, minReady, 2)
@@ -94,7 +103,7 @@ func deployments() []scenario {
 		rollout("Deployment: image update", web, updated(web)),
 		rollout("Deployment: image update with maxUnavailable 0", maxUnavailable0, updated(maxUnavailable0)),
 		rollout("Deployment: image update with minReadySeconds 5", minReady, updated(minReady)),
-		neverResumed, resumed, deadline, rolledBack, scaled, foreign, late,
+		neverResumed, resumed, deadline, probe, rolledBack, scaled, foreign, late,
 	}, crash...)
 }
 

@@ -30,6 +30,8 @@ type workload struct {
 	state string
 	// finalizer holds each pod for a while after its deletion.
 	finalizer bool
+	// readiness is the container's readinessProbe, as a YAML flow map.
+	readiness string
 }
 
 func deployment(name string, replicas int, spec ...string) workload {
@@ -59,6 +61,8 @@ func (w workload) at(version int) workload { w.image = image(w.name, version); r
 
 func (w workload) held() workload { w.finalizer = true; return w }
 
+func (w workload) probed(probe string) workload { w.readiness = probe; return w }
+
 func (w workload) yaml() string {
 	api, selector, restart := "apps/v1", fmt.Sprintf("  selector:\n    matchLabels: {app: %s}\n", w.name), ""
 	if w.kind == "Job" {
@@ -81,6 +85,9 @@ func (w workload) yaml() string {
 		b.WriteString("      finalizers: [podsync.test/hold]\n")
 	}
 	fmt.Fprintf(&b, "    spec:\n%s      containers:\n      - name: app\n        image: %s\n", restart, w.image)
+	if w.readiness != "" {
+		fmt.Fprintf(&b, "        readinessProbe: %s\n", w.readiness)
+	}
 	return b.String()
 }
 
