@@ -58,6 +58,9 @@ func TestProbeThatNeverPassesFails(t *testing.T) {
 	if err := env.Cluster.SetLogs(ctx, ns, pod.Name, map[string]localcluster.ContainerLog{"app": {Current: log}}); err != nil {
 		t.Fatal(err)
 	}
+	// Event times are whole seconds: a second later, this word is the
+	// newest, as the kubelet's next failure would be.
+	time.Sleep(1500 * time.Millisecond)
 	harness.ProbeFailed(t, env.Clientset(t), &pod, "app", probeMessage)
 	r := s.Wait(3 * time.Minute)
 	t.Logf("stderr:\n%s", r.Stderr)

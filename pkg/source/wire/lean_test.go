@@ -155,7 +155,9 @@ func slim(p *corev1.Pod) *corev1.Pod {
 	// A container's spec matters only until the kubelet reports it (an
 	// explanation lists it as not yet reported), and an init container's
 	// for its restart policy (a sidecar's STATUS).
-	if len(s.ContainerStatuses) < len(p.Spec.Containers) {
+	// Containers with a readiness or startup probe keep their timing, from
+	// which a check works out how long they may stay unready.
+	if len(s.ContainerStatuses) < len(p.Spec.Containers) || anyProbed(p.Spec.Containers) {
 		out.Spec.Containers = containerNames(p.Spec.Containers)
 	}
 	out.Spec.InitContainers = containerNames(p.Spec.InitContainers)
@@ -191,9 +193,27 @@ func slimState(s corev1.ContainerState) corev1.ContainerState {
 func containerNames(in []corev1.Container) []corev1.Container {
 	var out []corev1.Container
 	for _, c := range in {
-		out = append(out, corev1.Container{Name: c.Name, RestartPolicy: c.RestartPolicy})
+		out = append(out, corev1.Container{Name: c.Name, RestartPolicy: c.RestartPolicy,
+			ReadinessProbe: probeTiming(c.ReadinessProbe), StartupProbe: probeTiming(c.StartupProbe)})
 	}
 	return out
+}
+
+func anyProbed(in []corev1.Container) bool {
+	for _, c := range in {
+		if c.ReadinessProbe != nil || c.StartupProbe != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func probeTiming(p *corev1.Probe) *corev1.Probe {
+	if p == nil {
+		return nil
+	}
+	return &corev1.Probe{InitialDelaySeconds: p.InitialDelaySeconds, TimeoutSeconds: p.TimeoutSeconds,
+		PeriodSeconds: p.PeriodSeconds, SuccessThreshold: p.SuccessThreshold, FailureThreshold: p.FailureThreshold}
 }
 
 // A lean row's pod, and a packed row's, is slim's cut of the served pod,

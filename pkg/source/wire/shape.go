@@ -51,7 +51,7 @@ func numberOf[T any](name string) protowire.Number {
 }
 
 // leanShapes are the shapes of slim's pod (see the lean pod's test): the
-// spec's containers by name and restart policy, the pod's phase,
+// spec's containers by name, restart policy and probe timings, the pod's phase,
 // conditions and reasons, and each container's state without its ID or
 // image.
 type leanShapes struct {
@@ -59,10 +59,17 @@ type leanShapes struct {
 	// containers and containerStatuses are the fields counted to choose
 	// between spec and specInits.
 	containers, containerStatuses protowire.Number
+	// probes are a container's readiness and startup probes.
+	probes fieldMask
 }
 
 var leanShape = sync.OnceValue(func() leanShapes {
-	container := &shape{keep: maskOf[corev1.Container]("Name", "RestartPolicy")}
+	// A probe by its timing alone: a check works out its budget from it.
+	probe := &shape{keep: maskOf[corev1.Probe]("InitialDelaySeconds", "TimeoutSeconds", "PeriodSeconds", "SuccessThreshold", "FailureThreshold")}
+	container := &shape{keep: maskOf[corev1.Container]("Name", "RestartPolicy"), nested: map[protowire.Number]*shape{
+		numberOf[corev1.Container]("ReadinessProbe"): probe,
+		numberOf[corev1.Container]("StartupProbe"):   probe,
+	}}
 	terminated := &shape{keep: ^maskOf[corev1.ContainerStateTerminated]("ContainerID")}
 	state := &shape{keep: maskOf[corev1.ContainerState]("Waiting", "Running"),
 		nested: map[protowire.Number]*shape{numberOf[corev1.ContainerState]("Terminated"): terminated}}
@@ -74,6 +81,7 @@ var leanShape = sync.OnceValue(func() leanShapes {
 	s := leanShapes{
 		containers:        numberOf[corev1.PodSpec]("Containers"),
 		containerStatuses: numberOf[corev1.PodStatus]("ContainerStatuses"),
+		probes:            maskOf[corev1.Container]("ReadinessProbe", "StartupProbe"),
 	}
 	inits := numberOf[corev1.PodSpec]("InitContainers")
 	s.specInits = &shape{nested: map[protowire.Number]*shape{inits: container}}
@@ -104,6 +112,10 @@ func appendLean(out []byte, parts podParts) ([]byte, error) {
 	}
 	if statuses < containers {
 		spec = s.spec
+	} else if probed, err := anyProbe(parts.spec, s); err != nil {
+		return nil, fmt.Errorf("read a pod's spec: %w", err)
+	} else if probed {
+		spec = s.spec
 	}
 	if out, err = spec.appendField(out, podSpec, parts.spec); err != nil {
 		return nil, fmt.Errorf("read a pod's spec: %w", err)
@@ -112,6 +124,23 @@ func appendLean(out []byte, parts podParts) ([]byte, error) {
 		return nil, fmt.Errorf("read a pod's status: %w", err)
 	}
 	return out, nil
+}
+
+// anyProbe reports whether a container of the spec has a readiness or
+// startup probe: its containers are then kept, with their probes' timing,
+// from which a check works out how long it may stay unready.
+func anyProbe(spec []byte, s leanShapes) (bool, error) {
+	found := false
+	err := eachField(spec, func(num protowire.Number, value, _ []byte) error {
+		if num != s.containers || found {
+			return nil
+		}
+		return eachField(value, func(num protowire.Number, _, _ []byte) error {
+			found = found || s.probes.has(num)
+			return nil
+		})
+	})
+	return found, err
 }
 
 func countField(msg []byte, num protowire.Number) (int, error) {
