@@ -118,3 +118,21 @@ func TestNeverReadyWithoutProbeWaits(t *testing.T) {
 		})
 	}
 }
+
+// With --fail-after, a failing probe is held like a --fail-on reason: it
+// fails the check once it has held that long past the budget.
+func TestProbeHeldByFailAfter(t *testing.T) {
+	t.Parallel()
+	ns := env.Namespace(t)
+	env.Apply(t, ns, probedYAML("probe"))
+	s := env.Start(t, "-n", ns, "deploy/probe", "--until", "ready", "--fail-after", "5s", "--timeout", "2m")
+	pod := runningPod(t, ns, "probe")
+	r := s.Wait(3 * time.Minute)
+	t.Logf("stderr:\n%s", r.Stderr)
+	wantVerdict(t, r, 4, "failed")
+	wantStderr(t, r, `container "app" is still not ready past its probe budget of 11s for 5`, `, more than --fail-after 5s: Readiness probe failed: `)
+	started := pod.Status.ContainerStatuses[0].State.Running.StartedAt.Time
+	if after := r.Ended.Sub(started); after < probeBudget+5*time.Second-time.Second || after > probeBudget+5*time.Second+10*time.Second {
+		t.Errorf("failed %s after the container started, want at about its budget %s + --fail-after 5s", after.Round(100*time.Millisecond), probeBudget)
+	}
+}
