@@ -177,12 +177,12 @@ func (o *Options) AddFlags(c *cobra.Command) {
 	f.Var(&o.maxRestarts, "max-restarts", "With --until: exit 4 when a container restarts more than this many times while the check runs; when not given, restarts are not counted.")
 	f.DurationVar(&o.failAfter, "fail-after", 0, "Exit 4 on a --fail-on reason or --max-restarts only once the pod has shown it for this long without turning Ready (0: at once); a Failed pod holds until it is gone. The summary says how long it held.")
 	f.DurationVar(&o.stableFor, "stable-for", 0, "With --until: once met, keep judging for this long; a restart, a pod that stops satisfying --until, a failing replacement or a target back to progressing is exit 4 (0: end when met).")
-	f.StringVar(&o.probeBudget, "probe-budget", "auto", "With --until: exit 4 when a running container stays not ready this long after it started while the kubelet reports its readiness or startup probe failing (Unhealthy events): auto works it out from each container's probes (initialDelaySeconds + periodSeconds × failureThreshold, startup probe first, plus one period and timeoutSeconds), a duration sets it for every container, never turns it off. Without probes nothing changes.")
 	f.StringArrayVar(&o.healthRules, "health-rules", nil, "Judge the kinds these files name by their CEL rules (a list of apiVersion, kind, current, inProgress, failed, as Flux's healthCheckExprs); repeatable. A rule for a kind replaces podsync's built-in rule for it (--show-health-rules lists them). Without a rule, a target of a kind that is not a workload is judged by kstatus's conventions.")
 	f.BoolVar(&o.showRules, "show-health-rules", false, "Print the health rules in effect and exit, without a cluster: the built-in rules for popular operators' kinds with the upstream version each was read from, and those of --health-rules, marking the ones that replace a built-in rule. The output is a --health-rules file.")
 	f.BoolVar(&o.skipUnavail, "skip-unavailable", false, "With several contexts: go on without a context that cannot be used at start (said once on stderr; a check counts it as failed, never as met) instead of exiting 1.")
 	f.Lookup("context").Usage = "The kubeconfig context to use; a comma-separated list or shell patterns (--context 'prod-*') watch several at once, with a CONTEXT column."
 	o.addDiagnosisFlags(c)
+	o.addProbeFlags(c)
 	// kubectl's words for these speak of lists; podsync streams.
 	f.Lookup("sort-by").Usage = "Order the initial list (the SYNC block) by this JSONPath field, as kubectl get --sort-by orders its list (e.g. '{.metadata.creationTimestamp}'); later changes print as they come."
 	f.Lookup("show-managed-fields").Usage = "Keep managedFields in JSON, YAML and template output (they are never printed otherwise)."
