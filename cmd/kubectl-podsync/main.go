@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-podsync/kubectl-podsync/internal/children"
 	_ "github.com/kubectl-podsync/kubectl-podsync/internal/english"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/ghactions"
+	"github.com/kubectl-podsync/kubectl-podsync/internal/profiling"
 	"github.com/kubectl-podsync/kubectl-podsync/internal/text"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/cmd"
 	"github.com/kubectl-podsync/kubectl-podsync/pkg/podsync"
@@ -72,6 +73,8 @@ func (p *process) run() int {
 		<-signals
 		p.exit(podsync.SignalExitCode(sig))
 	}()
+	// PODSYNC_PPROF, PODSYNC_HEAP_PROFILE: nothing runs without them.
+	defer profiling.Start(os.Getenv, errOut)()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: errOut}
 	return cmd.Execute(ctx, streams, os.Args[1:])
 }
