@@ -2,9 +2,11 @@ package wire
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
+	"weak"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -64,7 +66,7 @@ func redecode(row *PodRow, d Decoder) error {
 	if err != nil {
 		return fmt.Errorf("read pod %s/%s again: %w", row.whole.Namespace, row.whole.Name, err)
 	}
-	row.whole, row.meta, row.lean, row.Parts, row.Raw = got.whole, got.meta, got.lean, got.Parts, got.Raw
+	row.whole, row.meta, row.sets, row.lean, row.Parts, row.Raw = got.whole, got.meta, got.sets, got.lean, got.Parts, got.Raw
 	return nil
 }
 
@@ -85,12 +87,16 @@ func InternCells(row *PodRow) {
 	}
 }
 
-// slimMeta is the part of a pod's metadata that a lean pod keeps.
-func slimMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: m.Name, Namespace: intern(m.Namespace), UID: m.UID, ResourceVersion: m.ResourceVersion,
+// slimMeta is the part of a pod's metadata that a lean pod keeps, with
+// the shared sets it holds, which its row keeps.
+func slimMeta(m *metav1.ObjectMeta) (metav1.ObjectMeta, rowSets) {
+	var sets rowSets
+	out := metav1.ObjectMeta{Name: m.Name, Namespace: intern(m.Namespace), UID: m.UID, ResourceVersion: m.ResourceVersion,
 		Generation: m.Generation, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
-		DeletionGracePeriodSeconds: m.DeletionGracePeriodSeconds,
-		Labels:                     sharedLabels(m.Labels), OwnerReferences: sharedOwners(m.OwnerReferences)}
+		DeletionGracePeriodSeconds: m.DeletionGracePeriodSeconds}
+	out.Labels, sets.labels = sharedLabels(m.Labels)
+	out.OwnerReferences, sets.owners = sharedOwners(m.OwnerReferences)
+	return out, sets
 }
 
 // The same few words recur in every pod (condition types, True, reasons,
@@ -126,30 +132,54 @@ func internBoxed(s string) any {
 }
 
 // Pods of one ReplicaSet, StatefulSet or Job mostly carry the same labels
-// and the same owner: lean rows share one read-only copy of each set, as
-// long as the set is among the last sharedSets ones seen. When the table is
-// full it starts over, so that sets of owners long gone are not kept.
-const sharedSets = 16384
+// and the same owner: lean rows share one read-only copy of each set. A
+// table holds a set only as long as some row does (each row keeps its sets,
+// see PodRow.sets; the table's pointer is weak, and a cleanup drops the
+// entry once the set is collected). Churn brings new label values and new
+// owners all the time: the tables follow the pods held, not the sets ever
+// seen.
+type shared[T any] struct{ v T }
 
 type setTable[T any] struct {
 	sync.Mutex
-	m map[string]T
+	m map[string]weak.Pointer[shared[T]]
 }
 
 // share looks key up without copying it to a string: a copy is made only
-// for a set not seen before.
-func (t *setTable[T]) share(key []byte, build func() T) T {
+// for a set not held by any row.
+func (t *setTable[T]) share(key []byte, build func() T) *shared[T] {
 	t.Lock()
 	defer t.Unlock()
-	if v, ok := t.m[string(key)]; ok {
-		return v
+	if p, ok := t.m[string(key)]; ok {
+		if s := p.Value(); s != nil {
+			return s
+		}
 	}
-	if t.m == nil || len(t.m) >= sharedSets {
-		t.m = map[string]T{}
+	if t.m == nil {
+		t.m = map[string]weak.Pointer[shared[T]]{}
 	}
-	v := build()
-	t.m[string(key)] = v
-	return v
+	s := &shared[T]{v: build()}
+	k := string(key)
+	t.m[k] = weak.Make(s)
+	runtime.AddCleanup(s, t.drop, k)
+	return s
+}
+
+// drop forgets key once its set is collected, unless a set built since
+// has taken its place.
+func (t *setTable[T]) drop(key string) {
+	t.Lock()
+	defer t.Unlock()
+	if p, ok := t.m[key]; ok && p.Value() == nil {
+		delete(t.m, key)
+	}
+}
+
+// size is the number of sets held.
+func (t *setTable[T]) size() int {
+	t.Lock()
+	defer t.Unlock()
+	return len(t.m)
 }
 
 var (
@@ -157,11 +187,18 @@ var (
 	ownerSets setTable[[]metav1.OwnerReference]
 )
 
+// rowSets are the shared sets a lean row's metadata holds: the row keeps
+// them, so that the tables keep them while the row is used.
+type rowSets struct {
+	labels *shared[map[string]string]
+	owners *shared[[]metav1.OwnerReference]
+}
+
 // sharedLabels is a read-only map equal to in, shared by the pods with the
-// same labels.
-func sharedLabels(in map[string]string) map[string]string {
+// same labels, and its set (nil for no labels).
+func sharedLabels(in map[string]string) (map[string]string, *shared[map[string]string]) {
 	if len(in) == 0 {
-		return in
+		return in, nil
 	}
 	var keys [16]string
 	names := keys[:0]
@@ -175,20 +212,24 @@ func sharedLabels(in map[string]string) map[string]string {
 		key = append(append(key, k...), 0)
 		key = append(append(key, in[k]...), 0)
 	}
-	return labelSets.share(key, func() map[string]string {
+	set := labelSets.share(key, func() map[string]string {
 		out := make(map[string]string, len(in))
 		for k, v := range in {
-			out[intern(k)] = intern(v)
+			// Values are not interned: a set shares its own, and values
+			// that change (a step, a hash, a pod's own name) would fill
+			// the interned words with what no pod holds any more.
+			out[intern(k)] = v
 		}
 		return out
 	})
+	return set.v, set
 }
 
 // sharedOwners is a read-only slice equal to in, shared by the pods with
-// the same owners.
-func sharedOwners(in []metav1.OwnerReference) []metav1.OwnerReference {
+// the same owners, and its set (nil for no owners).
+func sharedOwners(in []metav1.OwnerReference) ([]metav1.OwnerReference, *shared[[]metav1.OwnerReference]) {
 	if len(in) == 0 {
-		return in
+		return in, nil
 	}
 	var buf [256]byte
 	key := buf[:0]
@@ -197,7 +238,8 @@ func sharedOwners(in []metav1.OwnerReference) []metav1.OwnerReference {
 			key = append(append(key, s...), 0)
 		}
 	}
-	return ownerSets.share(key, func() []metav1.OwnerReference { return slices.Clone(in) })
+	set := ownerSets.share(key, func() []metav1.OwnerReference { return slices.Clone(in) })
+	return set.v, set
 }
 
 // flag spells an optional bool for a key: unset, true or false.

@@ -5,7 +5,9 @@ import (
 
 	"fmt"
 	"reflect"
+	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,32 +53,44 @@ func TestSharedOwnersTellControllersApart(t *testing.T) {
 	ref := func(controller *bool) []metav1.OwnerReference {
 		return []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", UID: "u", Controller: controller}}
 	}
-	got := []*bool{sharedOwners(ref(&yes))[0].Controller, sharedOwners(ref(&no))[0].Controller, sharedOwners(ref(nil))[0].Controller}
+	owners := func(controller *bool) []metav1.OwnerReference {
+		out, _ := sharedOwners(ref(controller))
+		return out
+	}
+	got := []*bool{owners(&yes)[0].Controller, owners(&no)[0].Controller, owners(nil)[0].Controller}
 	if got[0] == nil || !*got[0] || got[1] == nil || *got[1] || got[2] != nil {
 		t.Errorf("controller flags after sharing: %v %v %v", got[0], got[1], got[2])
 	}
 }
 
-// The table of shared sets starts over when full: it never holds more
-// than sharedSets sets, and sharing goes on after it starts over.
-func TestSharedSetsAreBounded(t *testing.T) {
+// The table of shared sets holds a set only while a row holds it: under
+// churn, sets come and go and the table follows the rows, not the sets
+// ever seen; a set still held is shared on.
+func TestSharedSetsFollowTheRows(t *testing.T) {
 	var table setTable[map[string]string]
 	built := 0
-	for i := range sharedSets + 10 {
-		table.share([]byte(fmt.Sprint(i)), func() map[string]string { built++; return map[string]string{} })
+	build := func() map[string]string { built++; return map[string]string{} }
+	kept := table.share([]byte("kept"), build)
+	for i := range 1000 {
+		table.share([]byte(fmt.Sprint(i)), build)
 	}
-	if len(table.m) > sharedSets || built != sharedSets+10 {
-		t.Errorf("%d sets held, %d built; want at most %d held, %d built", len(table.m), built, sharedSets, sharedSets+10)
+	deadline := time.Now().Add(10 * time.Second)
+	for table.size() > 1 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := table.size(); n != 1 {
+		t.Errorf("%d sets held once their rows were gone; want 1, the one still held", n)
 	}
 	// The key is one buffer, changed after each call, as the callers'
 	// buffers are: the table keeps a copy of it.
-	key := []byte("again")
-	table.share(key, func() map[string]string { built++; return nil })
-	copy(key, "AGAIN")
-	table.share([]byte("again"), func() map[string]string { built++; return nil })
-	if built != sharedSets+11 {
-		t.Errorf("a set seen twice after the table started over was built %d times", built-sharedSets-10)
+	key := []byte("kept")
+	again := table.share(key, build)
+	copy(key, "KEPT")
+	if again != kept || table.share([]byte("kept"), build) != kept || built != 1001 {
+		t.Errorf("a set still held was built again (%d builds)", built)
 	}
+	runtime.KeepAlive(kept)
 }
 
 // A lean row's Name cell shares the pod's name, and the IP cell, unique
@@ -150,7 +164,8 @@ func TestLeanRowKeepsItsPodEncoded(t *testing.T) {
 // (explanations) and sidecar policy (STATUS), and the status the checks
 // judge, without images and IDs.
 func slim(p *corev1.Pod) *corev1.Pod {
-	out := &corev1.Pod{ObjectMeta: slimMeta(&p.ObjectMeta)}
+	meta, _ := slimMeta(&p.ObjectMeta)
+	out := &corev1.Pod{ObjectMeta: meta}
 	s := &p.Status
 	// A container's spec matters only until the kubelet reports it (an
 	// explanation lists it as not yet reported), and an init container's

@@ -303,7 +303,8 @@ func leanRow(parts podParts, scratch *[]byte) (PodRow, error) {
 	}
 	p := &Parts{Annotations: uint32(annotations), Finalizers: uint32(finalizers),
 		Spec: fieldHashes(parts.spec, specFields()), Status: fieldHashes(parts.status, statusFields())}
-	return PodRow{meta: slimMeta(&m), lean: bytes.Clone(lean), Parts: p}, nil
+	slim, sets := slimMeta(&m)
+	return PodRow{meta: slim, sets: sets, lean: bytes.Clone(lean), Parts: p}, nil
 }
 
 // packedRow is a packed row of a pod's parts: its lean metadata, and its
@@ -335,7 +336,8 @@ func packedRow(parts podParts, keepManagedFields bool, scratch *[]byte) (PodRow,
 	if err != nil {
 		return PodRow{}, &PodError{Namespace: m.Namespace, Name: m.Name, Err: err}
 	}
-	return PodRow{meta: slimMeta(&m), Raw: packed}, nil
+	slim, sets := slimMeta(&m)
+	return PodRow{meta: slim, sets: sets, Raw: packed}, nil
 }
 
 // packedLeanPod is the lean pod of a packed row's bytes, with the row's

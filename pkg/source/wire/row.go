@@ -20,6 +20,9 @@ type PodRow struct {
 	// read: a decoded corev1.Pod is 1,280 bytes before any field is set,
 	// which at 150,000 pods was most of the cache.
 	meta metav1.ObjectMeta
+	// sets keeps the labels and owners meta shares with other rows in
+	// their tables while the row is used.
+	sets rowSets
 	lean []byte
 	// Cells are the server's table cells for this pod, in Columns order; nil
 	// when the source does not request tables.
