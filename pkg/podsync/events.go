@@ -3,6 +3,7 @@ package podsync
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,7 +35,9 @@ type eventJoin struct {
 	// shown holds the UID of each pod shown and not gone.
 	shown map[string]types.UID
 	held  map[string][]heldEvent
-	folds map[foldKey]*fold
+	// pruned is when held was last rid of what it kept too long.
+	pruned time.Time
+	folds  map[foldKey]*fold
 }
 
 type heldEvent struct {
@@ -125,11 +128,31 @@ func (j *eventJoin) take(ev *corev1.Event) *corev1.Event {
 }
 
 func (j *eventJoin) hold(key string, ev *corev1.Event) {
+	j.prune()
 	if _, ok := j.held[key]; !ok && len(j.held) >= maxHeldPods {
 		return
 	}
 	if len(j.held[key]) < maxHeldPerPod {
 		j.held[key] = append(j.held[key], heldEvent{ev: ev, at: time.Now()})
+	}
+}
+
+// prune drops, at most once per heldEventsKept, the Events held longer
+// than that: those of a pod that is never shown (it left before its
+// Events came, or the selector never matched it) would stay otherwise.
+func (j *eventJoin) prune() {
+	now := time.Now()
+	if now.Sub(j.pruned) < heldEventsKept {
+		return
+	}
+	j.pruned = now
+	for key, held := range j.held {
+		held = slices.DeleteFunc(held, func(h heldEvent) bool { return now.Sub(h.at) >= heldEventsKept })
+		if len(held) == 0 {
+			delete(j.held, key)
+			continue
+		}
+		j.held[key] = held
 	}
 }
 
@@ -182,34 +205,8 @@ func (s *stream) watchEvents(ctx context.Context, w *clusterRun, start time.Time
 		case <-ctx.Done():
 		}
 	}
-	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
-		ObjectType:    &corev1.Event{},
-		Transform:     stripEventManagedFields,
-		Handler: cache.ResourceEventHandlerDetailedFuncs{
-			AddFunc: func(obj any, initial bool) {
-				if ev, ok := obj.(*corev1.Event); ok && (!initial || !events.Time(ev).Before(start)) {
-					send(ev)
-				}
-			},
-			UpdateFunc: func(oldObj, newObj any) {
-				old, ok1 := oldObj.(*corev1.Event)
-				ev, ok2 := newObj.(*corev1.Event)
-				if ok1 && ok2 && events.Count(ev) > events.Count(old) {
-					send(ev)
-				}
-			},
-		},
-	})
-	informer.RunWithContext(ctx)
-}
-
-// stripEventManagedFields keeps managedFields out of the Events' cache.
-func stripEventManagedFields(obj any) (any, error) {
-	if ev, ok := obj.(*corev1.Event); ok {
-		ev.ManagedFields = nil
-	}
-	return obj, nil
+	counts := newEventCounts(start, send)
+	cache.NewReflectorWithOptions(lw, &corev1.Event{}, counts, cache.ReflectorOptions{}).RunWithContext(ctx)
 }
 
 // in names the cluster in a line when the run watches several.

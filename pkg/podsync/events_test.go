@@ -1,7 +1,10 @@
 package podsync
 
 import (
+	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,5 +69,52 @@ func TestEventJoinHoldsBounded(t *testing.T) {
 	}
 	if n := len(j.held["shop/web-1"]); n != maxHeldPerPod {
 		t.Errorf("%d Events held, want %d", n, maxHeldPerPod)
+	}
+}
+
+// The Events' store keeps counts, not Events: news is an Event not seen
+// before (in the initial list, only one newer than the start) or one whose
+// count grew; what the server deleted, or no longer lists, is forgotten.
+func TestEventCounts(t *testing.T) {
+	start := time.Now()
+	var sent []string
+	c := newEventCounts(start, func(ev *corev1.Event) { sent = append(sent, fmt.Sprintf("%s:%d", ev.Name, ev.Count)) })
+	at := func(ev *corev1.Event, when time.Time) *corev1.Event {
+		ev.LastTimestamp = metav1.NewTime(when)
+		return ev
+	}
+	old := at(podEvent("p1", "e1", "Scheduled", 1), start.Add(-time.Hour))
+	fresh := at(podEvent("p1", "e2", "BackOff", 1), start.Add(time.Second))
+	_ = c.Replace([]any{old, fresh}, "1")
+	_ = c.Update(at(podEvent("p1", "e2", "BackOff", 1), start.Add(time.Second)))
+	_ = c.Update(at(podEvent("p1", "e2", "BackOff", 3), start.Add(2*time.Second)))
+	_ = c.Add(at(podEvent("p1", "e3", "Pulled", 1), start.Add(-time.Hour)))
+	_ = c.Delete(old)
+	// A relist: e2 as it was, e3 gone, e1 deleted before and listed again.
+	_ = c.Replace([]any{at(podEvent("p1", "e2", "BackOff", 3), start), at(podEvent("p1", "e1", "Scheduled", 1), start.Add(-time.Hour))}, "2")
+	want := []string{"web-1.e2:1", "web-1.e2:3", "web-1.e3:1", "web-1.e1:1"}
+	if !slices.Equal(sent, want) {
+		t.Errorf("sent %v, want %v", sent, want)
+	}
+	if len(c.counts) != 2 {
+		t.Errorf("%d counts kept, want 2 (the Events listed last)", len(c.counts))
+	}
+	if fresh.ManagedFields != nil {
+		t.Error("managedFields were sent")
+	}
+}
+
+// Events held for a pod that is never shown do not stay: they are dropped
+// once held longer than heldEventsKept.
+func TestEventJoinDropsStaleHeld(t *testing.T) {
+	j := newEventJoin()
+	j.take(podEvent("p1", "e1", "Scheduled", 1))
+	j.held["shop/web-1"][0].at = time.Now().Add(-2 * heldEventsKept)
+	j.pruned = time.Time{}
+	ev := podEvent("p2", "e2", "Scheduled", 1)
+	ev.InvolvedObject.Name = "web-2"
+	j.take(ev)
+	if _, ok := j.held["shop/web-1"]; ok || len(j.held) != 1 {
+		t.Errorf("held after pruning: %v", j.held)
 	}
 }
