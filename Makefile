@@ -26,7 +26,7 @@ CHECK_FUZZ_PARSER_RUNS ?= 2000x
 CHECK_FUZZ_WRITER_RUNS ?= 2000x
 UNIT_FLAGS ?= -race
 
-.PHONY: help build tools check test unit e2e bench fuzz fuzz-smoke vet lint readme demo cluster-up cluster-down dist validate-krew clean
+.PHONY: help build tools check test unit e2e soak bench fuzz fuzz-smoke vet lint readme demo cluster-up cluster-down dist validate-krew clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -109,6 +109,19 @@ bench: ## podsync against kubectl and the floor at 5k/50k/150k pods, churn lag, 
 	mkdir -p bin $(dir $(BENCH_OUT))
 	cd $(BENCH_MOD) && $(GO) build -o $(CURDIR)/bin/bench .
 	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" bin/bench $(BENCH_ARGS) -out $(BENCH_OUT)
+
+# The long soak: not part of `make test`, which runs its short variant (90 s,
+# a limit of a few hundred bytes per change). SOAK_DURATION, SOAK_STEPS (steps
+# of churn per second, three writes each) and SOAK_MAX_SLOPE (bytes per change)
+# set it; SOAK_PROFILES=DIR keeps each watcher's heap profiles (see docs/design.md).
+SOAK_DURATION  ?= 10m
+SOAK_STEPS     ?= 15
+SOAK_MAX_SLOPE ?= 40
+SOAK_PROFILES  ?=
+soak: ## Three podsync runs for SOAK_DURATION (10m) under churn and API server restarts: fails when the live heap grows with the changes seen
+	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" PODSYNC_SOAK_DURATION=$(SOAK_DURATION) PODSYNC_SOAK_WARMUP=2m \
+	PODSYNC_SOAK_STEPS=$(SOAK_STEPS) PODSYNC_SOAK_MAX_SLOPE=$(SOAK_MAX_SLOPE) PODSYNC_SOAK_PROFILES=$(SOAK_PROFILES) \
+	$(GO) test -race -count=1 -timeout 2h -run '^TestHeapFollowsPodsNotChanges$$' -v ./test/soak/
 
 e2e: ## End-to-end tests only
 	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -v ./test/e2e/
