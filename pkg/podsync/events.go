@@ -156,7 +156,7 @@ func (j *eventJoin) prune() {
 	}
 }
 
-// event handles one Event from the cluster's events informer.
+// event handles one Event from the cluster's Events reflector.
 func (s *stream) event(w *clusterRun, m message.Message) (ending, bool) {
 	ev := w.join.take(m.Event)
 	if ev == nil {
@@ -166,7 +166,7 @@ func (s *stream) event(w *clusterRun, m message.Message) (ending, bool) {
 	return s.printNews(w, m)
 }
 
-// watchEvents runs an events informer scoped like the pods (the same
+// watchEvents runs a reflector of Events scoped like the pods (the same
 // namespaces, the one pod name if there is one) until ctx ends, and
 // hands each Event newer than start, or whose count grew, to the stream.
 // A refusal (RBAC) is said once and ends the Events, not the run.
