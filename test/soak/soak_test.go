@@ -206,7 +206,7 @@ func saveProfiles(t *testing.T, ws []*watcher, dir, when string) {
 // from none. A short soak measures under two thousand changes, so it
 // catches a growth of a few hundred bytes per change; a long one, of
 // maxSlope.
-const noise = 512 << 10
+const noise = 768 << 10
 
 // judge fails w when its heap grew with the changes: more than maxSlope
 // bytes per change, and more than the noise over the changes measured.
