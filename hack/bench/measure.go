@@ -39,6 +39,10 @@ type command struct {
 	program string
 	args    []string
 	out     outputKind
+	// bytes marks a byte floor (hack/bench/floor -bytes): the bytes the
+	// server must send, read and thrown away. It anchors its own ratios and
+	// is never the floor of the decoding clients.
+	bytes bool
 	// perK and fixed (MiB) guess the peak RSS at a size no smaller size of
 	// the run has measured yet: fixed + perK per 1,000 pods (see guard.go).
 	perK, fixed float64
@@ -56,6 +60,10 @@ var commands = []command{
 	{id: "floor-10000", label: "floor: protobuf LIST, pages of 10,000", floor: []string{"-page", "10000"}, perK: 0.5, fixed: 250},
 	{id: "floor-all", label: "floor: protobuf LIST, unpaginated", floor: []string{"-page", "0"}, perK: 30, fixed: 50},
 	{id: "floor-watchlist", label: "floor: protobuf WatchList stream", floor: []string{"-watchlist"}, fixed: 80},
+	// The byte floors: what the server must send, in pages of 5,000 read
+	// to their end and thrown away, only the continue token decoded.
+	{id: "bytes-pods", label: "pods floor: protobuf pods, pages of 5,000, bytes read and dropped", floor: []string{"-bytes", "-page", "5000"}, bytes: true, fixed: 80},
+	{id: "bytes-table", label: "table floor: the Table kubectl prints (cells only), pages of 5,000, bytes read and dropped", floor: []string{"-bytes", "-table", "-page", "5000"}, bytes: true, fixed: 80},
 	{id: "kubectl", label: "`kubectl get pods -A`", args: []string{"get", "pods", "-A"}, out: outTable, perK: 70, fixed: 40},
 	{id: "kubectl-json", label: "`kubectl get pods -A -o json`", args: []string{"get", "pods", "-A", "-o", "json"}, out: outDocument, perK: 160, fixed: 600},
 	{id: "podsync", label: "`kubectl podsync -A --once`", args: []string{"podsync", "-A", "--once"}, out: outTable, perK: 25, fixed: 40},

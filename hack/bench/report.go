@@ -77,7 +77,7 @@ func (s *sizeResult) find(id string) *cmdResult {
 func (s *sizeResult) bestFloor() *cmdResult {
 	var best *cmdResult
 	for _, c := range s.commands {
-		if c.cmd.isFloor() && c.measured() && (best == nil || c.wall().median < best.wall().median) {
+		if c.cmd.isFloor() && !c.cmd.bytes && c.measured() && (best == nil || c.wall().median < best.wall().median) {
 			best = c
 		}
 	}
@@ -132,6 +132,7 @@ func (r *report) markdown() string {
 		b.WriteString("- pods written: one annotation of one pod before each measured run (-live), as on a cluster whose pods change: the API server then serves a list's later pages from a snapshot of its watch cache; on an idle cluster, once etcd's history is compacted past its last write, it reads them from etcd\n")
 	}
 	b.WriteString("- floor: protobuf, decoded into typed Pods and thrown away, read each way the server offers (LIST in pages of 500, 1,000, 5,000, 10,000, unpaginated, and a WatchList stream); the fastest at each size is the floor of every ratio\n")
+	b.WriteString("- byte floors: a LIST in pages of 5,000 whose answers are read to their end and thrown away, only the continue token decoded: the pods floor asks for protobuf pods, the table floor for the Table kubectl's printing asks for (cells only, includeObject=None); the table is held against the table floor\n")
 	if r.watchList != "" {
 		fmt.Fprintf(&b, "- WatchList: **not supported by this server** (%s): no stream variant\n", r.watchList)
 	}
@@ -417,6 +418,7 @@ func commandTargets(s *sizeResult, builds []build) []target {
 			rows = append(rows, listingRows(s, t, b.name)...)
 		}
 	}
+	rows = append(rows, byteFloorTargets(s, builds)...)
 	rows = append(rows, firstRowTargets(s, builds)...)
 	return append(rows, apiMemoryTargets(s)...)
 }
@@ -446,6 +448,28 @@ func listingRows(s *sizeResult, t listingTarget, build string) []target {
 	perK := c.rss().median * 1000 / float64(s.pods)
 	return append(rows, target{fmt.Sprintf("%s%s peak RSS ≤ %.0f MiB per 1,000 pods", t.name, suffix, t.rssK),
 		fmt.Sprintf("%.1f (%.0f MiB)", perK, c.rss().median), verdict(perK <= t.rssK)})
+}
+
+// byteFloorTargets hold the table against the table floor, the bytes of
+// the cells kubectl's printing asks for, and show -o json against the pods
+// floor, the bytes of every pod.
+func byteFloorTargets(s *sizeResult, builds []build) []target {
+	var rows []target
+	for _, b := range append([]build{{}}, builds...) {
+		id, suffix := idOf("podsync", b.name)
+		if cs := measuredAt(s, id, "bytes-table"); cs != nil {
+			w := cs[0].wall().median / cs[1].wall().median
+			rows = append(rows, target{"`podsync -A --once`" + suffix + " wall ≤ 1.25× the table floor's",
+				fmt.Sprintf("%.2f× (%.2f s against %.2f s)", w, cs[0].wall().median, cs[1].wall().median), verdict(w <= 1.25)})
+		}
+		id, suffix = idOf("podsync-json", b.name)
+		if cs := measuredAt(s, id, "bytes-pods"); cs != nil {
+			w := cs[0].wall().median / cs[1].wall().median
+			rows = append(rows, target{"`podsync -A --once -o json`" + suffix + " wall against the pods floor's (no target)",
+				fmt.Sprintf("%.2f× (%.2f s against %.2f s)", w, cs[0].wall().median, cs[1].wall().median), "—"})
+		}
+	}
+	return rows
 }
 
 func firstRowTargets(s *sizeResult, builds []build) []target {

@@ -7,8 +7,11 @@
 //	floor -kubeconfig FILE [-page N]   # LIST in pages of N (default 500; 0: one unpaginated LIST)
 //	floor -kubeconfig FILE -watchlist  # a WatchList stream, up to the initial-events-end bookmark
 //	floor -kubeconfig FILE -watch      # watch from now on; one JSON line per event (the churn's floor)
+//	floor -kubeconfig FILE -bytes [-table] [-page N]
+//	                                   # LIST in pages of N, each read and thrown away, only its continue
+//	                                   # token decoded: protobuf pods, or the Table kubectl prints (cells only)
 //
-// It prints the number of pods on stderr. Exit code 3 means the server
+// It prints the number of pods on stderr (and, with -bytes, the bytes read). Exit code 3 means the server
 // does not serve WatchList (the reason is on stderr).
 package main
 
@@ -54,6 +57,8 @@ func run() error {
 	page := flag.Int64("page", 500, "pods per LIST page; 0 lists every pod in one response")
 	watchList := flag.Bool("watchlist", false, "read the pods as a WatchList stream (sendInitialEvents) instead of a LIST")
 	watchFlag := flag.Bool("watch", false, "watch the pods' changes from now on and print one JSON line per event: its type and the pod's name, namespace, resourceVersion and annotations")
+	byteFloor := flag.Bool("bytes", false, "read each page's bytes and throw them away, decoding only its continue token")
+	table := flag.Bool("table", false, "with -bytes: ask for the server's Table of the pods, cells only, as kubectl's printing does")
 	selector := flag.String("l", "", "label selector (the bench probes WatchList with one that matches nothing)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "bound for the whole read")
 	flag.Parse()
@@ -75,6 +80,14 @@ func run() error {
 	defer cancel()
 	if *watchFlag {
 		return watchPods(ctx, cs, *selector, os.Stdout)
+	}
+	if *byteFloor {
+		n, size, err := listBytes(ctx, cs, *selector, *page, *table)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bytes: %d\npods: %d\n", size, n)
+		return nil
 	}
 	var n int
 	if *watchList {
