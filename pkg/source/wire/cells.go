@@ -53,7 +53,11 @@ func DecodeCellTable(raw []byte) (*CellTable, error) {
 // them; a row holding anything else is decoded that way.
 func RowCells(row *PodRow, raw RawCells, columns []metav1.TableColumnDefinition, out []any) error {
 	row.Columns = columns
-	cells, ok := readCells(raw, out, ColumnIndex(columns, "Name"), ColumnIndex(columns, "IP"), row.Meta().Name)
+	var cells []any
+	ok := false
+	if fast() {
+		cells, ok = readCells(raw, out, ColumnIndex(columns, "Name"), ColumnIndex(columns, "IP"), row.Meta().Name)
+	}
 	if !ok {
 		cells = nil
 		if err := utiljson.Unmarshal(raw, &cells); err != nil {

@@ -106,10 +106,17 @@ func (e *Events) sniff() error {
 		return err
 	}
 	e.sniffed = true
-	if peek[0] <= MaxFrame>>24 {
+	var mediaType string
+	switch {
+	case peek[0] <= MaxFrame>>24 && fast():
 		return nil
+	case peek[0] <= MaxFrame>>24:
+		// Frames carry no magic of their own to recognize.
+		mediaType, err = runtime.ContentTypeProtobuf, nil
+		readingProtobufSlowly()
+	default:
+		mediaType, err = standardMediaType(peek, true)
 	}
-	mediaType, err := standardMediaType(peek, true)
 	if err == nil {
 		e.std, err = standardEvents(e.in, e.body, mediaType)
 	}

@@ -38,6 +38,9 @@ type PartHash struct {
 // as a lean row read from a list's bytes (DecodePod) gets them. The pod it
 // replaces is not changed.
 func Lean(row *PodRow) {
+	if !fast() {
+		return
+	}
 	if redecode(row, Decoder{Lean: true}) == nil {
 		InternCells(row)
 	}
@@ -49,6 +52,9 @@ func Lean(row *PodRow) {
 // lean pod, for everything else the run reads, is read from those bytes
 // when asked. The pod it replaces is not changed.
 func Pack(row *PodRow, keepManagedFields bool) error {
+	if !fast() {
+		return nil
+	}
 	return redecode(row, Decoder{Pack: true, KeepManagedFields: keepManagedFields})
 }
 

@@ -15,7 +15,10 @@ import (
 // decode is left out when d.Skip is set (see Decoder).
 func ReadList(body io.Reader, d *Decoder, meta func(metav1.ListMeta), item func(PodRow)) error {
 	in := bufio.NewReaderSize(body, answerBuffer)
-	if peek, _ := in.Peek(sniffBytes); !isProtobuf(peek) {
+	if peek, _ := in.Peek(sniffBytes); !isProtobuf(peek) || !fast() {
+		if isProtobuf(peek) {
+			readingProtobufSlowly()
+		}
 		mediaType, err := standardMediaType(peek, false)
 		if err != nil {
 			return err

@@ -145,9 +145,11 @@ func (r *PodRow) DeepCopyObject() runtime.Object {
 
 // StripManagedFields is the informer's transform: managedFields are never
 // printed and are most of a pod's metadata, so they are dropped before the
-// object reaches the cache.
+// object reaches the cache. Most rows come without them already, and a
+// row the stream may be reading (a page it observes) is only read here:
+// a write, even of nil over nil, would race with that read.
 func StripManagedFields(obj interface{}) (interface{}, error) {
-	if row, ok := obj.(*PodRow); ok && row.whole != nil {
+	if row, ok := obj.(*PodRow); ok && row.whole != nil && row.whole.ManagedFields != nil {
 		row.whole.ManagedFields = nil
 	}
 	return obj, nil

@@ -14,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	restclientwatch "k8s.io/client-go/rest/watch"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-podsync/kubectl-podsync/internal/features"
 )
 
 // Pods are asked for as protobuf, or else JSON, as client-go asks for
@@ -35,6 +38,23 @@ var standardDecoding = sync.OnceValue(func() runtime.ClientNegotiator {
 	return runtime.NewClientNegotiator(scheme.Codecs.WithoutConversion(), corev1.SchemeGroupVersion)
 })
 
+// fast says whether this codec reads the pods. With the FastCodec gate
+// off (see internal/features) every answer, protobuf too, is read with
+// client-go's standard decoding and every row keeps its whole pod: the
+// rows print as they always do, which a user filing a bug can check.
+func fast() bool { return features.Enabled(features.FastCodec) }
+
+// slowed says once, at -v=2, that protobuf is read by client-go: a user
+// who switched the codec off sees that it took.
+var slowed sync.Once
+
+func readingProtobufSlowly() {
+	slowed.Do(func() {
+		klog.V(2).InfoS("Decoding pods with client-go's standard decoding: the FastCodec feature gate is off",
+			"env", features.EnvPrefix+string(features.FastCodec)+"=false")
+	})
+}
+
 // isProtobuf says whether an answer's first bytes are protobuf's.
 func isProtobuf(peek []byte) bool {
 	return len(peek) >= len(protobufMagic) && string(peek[:len(protobufMagic)]) == string(protobufMagic)
@@ -45,7 +65,7 @@ func isProtobuf(peek []byte) bool {
 func standardMediaType(peek []byte, stream bool) (string, error) {
 	for _, info := range scheme.Codecs.SupportedMediaTypes() {
 		r, ok := info.Serializer.(recognizer.RecognizingDecoder)
-		if !ok || info.MediaType == runtime.ContentTypeProtobuf || stream && info.StreamSerializer == nil {
+		if !ok || info.MediaType == runtime.ContentTypeProtobuf && fast() || stream && info.StreamSerializer == nil {
 			continue
 		}
 		if yes, _, err := r.RecognizesData(peek); err == nil && yes {
@@ -92,7 +112,7 @@ func (d *Decoder) podRow(pod *corev1.Pod) (PodRow, error) {
 	// A pod read from protobuf has no type, whatever the server wrote.
 	pod.TypeMeta = metav1.TypeMeta{}
 	row := PodRow{whole: pod}
-	if !d.Lean && !d.Pack {
+	if !d.Lean && !d.Pack || !fast() {
 		if !d.KeepManagedFields {
 			pod.ManagedFields = nil
 		}
