@@ -25,6 +25,10 @@ CHECK_FUZZ_MODEL_RUNS  ?= 2x
 CHECK_FUZZ_PARSER_RUNS ?= 2000x
 CHECK_FUZZ_WRITER_RUNS ?= 2000x
 UNIT_FLAGS ?= -race
+# The end-to-end tests make test runs a second time with podsync's own pod
+# decoder switched off (PODSYNC_FEATURE_FastCodec=false): what they compare
+# with kubectl then comes through client-go's standard decoding.
+CODEC_OFF_TESTS ?= ^(TestTableFidelity|TestOutputJSON|TestOutputYAML|TestOutputTemplates|TestStreamedListPrintsAsPaginated|TestWatchOnly)$$
 
 .PHONY: help build tools check test unit e2e soak bench fuzz fuzz-smoke vet lint readme demo cluster-up cluster-down dist validate-krew clean
 
@@ -67,8 +71,9 @@ check: vet ## Fast lane, under 5 minutes warm: vet and lint, unit tests (-short)
 
 # .ci/run runs make check first, then make test with SKIP_VET=1: vet and lint
 # have passed by then and take minutes. Alone, make test is the full gate.
-test: $(if $(SKIP_VET),,vet) fuzz ## The full gate: vet, fuzz, every test, unit and end-to-end against a local control plane, with -race
+test: $(if $(SKIP_VET),,vet) fuzz ## The full gate: vet, fuzz, every test, unit and end-to-end against a local control plane, with -race; the fidelity and format tests again with podsync's decoder off
 	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" $(GO) test -race -count=1 -p 1 -timeout $(TEST_TIMEOUT) ./...
+	PODSYNC_FEATURE_FastCodec=false PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" $(GO) test -race -count=1 -p 1 -timeout $(TEST_TIMEOUT) -run '$(CODEC_OFF_TESTS)' ./test/e2e
 	cd $(BENCH_MOD) && $(GO) test -race -count=1 ./...
 
 unit: ## Unit tests only (no control plane), hack/bench's included; UNIT_FLAGS (default -race) go to go test
