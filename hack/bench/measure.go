@@ -64,6 +64,9 @@ var commands = []command{
 	// to their end and thrown away, only the continue token decoded.
 	{id: "bytes-pods", label: "pods floor: protobuf pods, pages of 5,000, bytes read and dropped", floor: []string{"-bytes", "-page", "5000"}, bytes: true, fixed: 80},
 	{id: "bytes-table", label: "table floor: the Table kubectl prints (cells only), pages of 5,000, bytes read and dropped", floor: []string{"-bytes", "-table", "-page", "5000"}, bytes: true, fixed: 80},
+	// The table floor with each row's metadata: what a table read from the
+	// Table alone, without the pods, would cost the server at least.
+	{id: "bytes-table-metadata", label: "table floor with each pod's metadata (includeObject=Metadata), pages of 5,000, bytes read and dropped", floor: []string{"-bytes", "-table", "-include", "Metadata", "-page", "5000"}, bytes: true, fixed: 80},
 	{id: "kubectl", label: "`kubectl get pods -A`", args: []string{"get", "pods", "-A"}, out: outTable, perK: 70, fixed: 40},
 	{id: "kubectl-json", label: "`kubectl get pods -A -o json`", args: []string{"get", "pods", "-A", "-o", "json"}, out: outDocument, perK: 160, fixed: 600},
 	{id: "podsync", label: "`kubectl podsync -A --once`", args: []string{"podsync", "-A", "--once"}, out: outTable, perK: 25, fixed: 40},

@@ -33,7 +33,7 @@ type pageReader func(io.Reader) (pods int, next string, err error)
 
 // listBytes lists every pod in pages of page, reading each answer with
 // read, and says how many pods and bytes it read.
-func listBytes(ctx context.Context, cs kubernetes.Interface, selector string, page int64, table bool) (int, int64, error) {
+func listBytes(ctx context.Context, cs kubernetes.Interface, selector string, page int64, table bool, include metav1.IncludeObjectPolicy) (int, int64, error) {
 	read, accept := readPodsPage, podsAccept
 	if table {
 		read, accept = readTablePage, tableAccept
@@ -44,7 +44,7 @@ func listBytes(ctx context.Context, cs kubernetes.Interface, selector string, pa
 		req := cs.CoreV1().RESTClient().Get().Resource("pods").
 			VersionedParams(&opts, metav1.ParameterCodec).SetHeader("Accept", accept)
 		if table {
-			req = req.Param("includeObject", string(metav1.IncludeNone))
+			req = req.Param("includeObject", string(include))
 		}
 		body, err := req.Stream(ctx)
 		if err != nil {

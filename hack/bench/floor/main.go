@@ -7,7 +7,7 @@
 //	floor -kubeconfig FILE [-page N]   # LIST in pages of N (default 500; 0: one unpaginated LIST)
 //	floor -kubeconfig FILE -watchlist  # a WatchList stream, up to the initial-events-end bookmark
 //	floor -kubeconfig FILE -watch      # watch from now on; one JSON line per event (the churn's floor)
-//	floor -kubeconfig FILE -bytes [-table] [-page N]
+//	floor -kubeconfig FILE -bytes [-table [-include Metadata]] [-page N]
 //	                                   # LIST in pages of N, each read and thrown away, only its continue
 //	                                   # token decoded: protobuf pods, or the Table kubectl prints (cells only)
 //
@@ -59,6 +59,7 @@ func run() error {
 	watchFlag := flag.Bool("watch", false, "watch the pods' changes from now on and print one JSON line per event: its type and the pod's name, namespace, resourceVersion and annotations")
 	byteFloor := flag.Bool("bytes", false, "read each page's bytes and throw them away, decoding only its continue token")
 	table := flag.Bool("table", false, "with -bytes: ask for the server's Table of the pods, cells only, as kubectl's printing does")
+	include := flag.String("include", string(metav1.IncludeNone), "with -table: what each row holds beside its cells (includeObject: None, Metadata or Object)")
 	selector := flag.String("l", "", "label selector (the bench probes WatchList with one that matches nothing)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "bound for the whole read")
 	flag.Parse()
@@ -82,7 +83,7 @@ func run() error {
 		return watchPods(ctx, cs, *selector, os.Stdout)
 	}
 	if *byteFloor {
-		n, size, err := listBytes(ctx, cs, *selector, *page, *table)
+		n, size, err := listBytes(ctx, cs, *selector, *page, *table, metav1.IncludeObjectPolicy(*include))
 		if err != nil {
 			return err
 		}
