@@ -63,9 +63,9 @@ readme: ## Regenerate README.md's flag table from the command's flags
 
 # The fast lane for every change: everything that needs no control plane.
 # Its unit tests run with -short (the model plays 200 histories, not 2,000)
-# and without the race detector, which make test keeps.
-check: vet ## Fast lane, under 5 minutes warm: vet and lint, unit tests (-short), a short fuzz of every target
-	$(MAKE) --no-print-directory unit UNIT_FLAGS=-short
+# and the race detector, as in make test: a race is a unit failure too.
+check: vet ## Fast lane, under 5 minutes warm: vet and lint, unit tests (-short, -race), a short fuzz of every target
+	$(MAKE) --no-print-directory unit UNIT_FLAGS='-race -short'
 	$(MAKE) --no-print-directory fuzz-smoke
 	@echo 'check: passed (make test is the full gate)'
 
