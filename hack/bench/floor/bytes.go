@@ -27,10 +27,6 @@ const (
 	tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io"
 )
 
-// pageReader reads one page's body: its pods (counted, not decoded) and
-// its continue token.
-type pageReader func(io.Reader) (pods int, next string, err error)
-
 // listBytes lists every pod in pages of page, reading each answer with
 // read, and says how many pods and bytes it read.
 func listBytes(ctx context.Context, cs kubernetes.Interface, selector string, page int64, table bool, include metav1.IncludeObjectPolicy) (int, int64, error) {
