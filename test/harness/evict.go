@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -45,6 +46,14 @@ var (
 // there; a StatefulSet or DaemonSet deletes it and makes another.
 func EndPod(t testing.TB, cs kubernetes.Interface, ns, name string, how Ending) {
 	t.Helper()
+	if err := EndPodErr(cs, ns, name, how); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// EndPodErr is EndPod returning its error, for callers to whom a pod gone
+// in the meantime is part of the game.
+func EndPodErr(cs kubernetes.Interface, ns, name string, how Ending) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -57,8 +66,9 @@ func EndPod(t testing.TB, cs kubernetes.Interface, ns, name string, how Ending) 
 		return err
 	})
 	if err != nil {
-		t.Fatalf("end pod %s/%s (%s): %v", ns, name, how.Reason, err)
+		return fmt.Errorf("end pod %s/%s (%s): %w", ns, name, how.Reason, err)
 	}
+	return nil
 }
 
 // ended changes p's status as EndPod describes.

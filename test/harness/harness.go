@@ -42,6 +42,10 @@ type Config struct {
 	// (each with Nodes and APIServerArgs) and a kubeconfig with a context
 	// per cluster; see Env.Clusters. 0 or 1 is the single cluster.
 	Clusters int
+	// NoRace builds the plugin without the race detector: for suites that
+	// start it hundreds of times on a small machine (the race-built
+	// binary costs several times the CPU per run).
+	NoRace bool
 }
 
 // Env is one test package's environment.
@@ -112,7 +116,7 @@ func setUp(cfg Config, tools, tmp string) (*Env, error) {
 	}
 	e := &Env{Tools: tools, KubectlBin: filepath.Join(tools, "kubectl"), PluginDir: filepath.Join(tmp, "bin"), Tmp: tmp}
 	e.Path = e.PluginDir + string(os.PathListSeparator) + tools + string(os.PathListSeparator) + os.Getenv("PATH")
-	if err := BuildPlugin(e.PluginDir, true); err != nil {
+	if err := BuildPlugin(e.PluginDir, !cfg.NoRace); err != nil {
 		return nil, err
 	}
 	if cfg.NoCluster {

@@ -1,0 +1,184 @@
+package verdicts
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
+)
+
+// check is one moment at which the three judges start on the target
+// together: podsync, kubectl and kstatus.
+type check struct {
+	at      time.Time
+	timeout time.Duration
+	podsync run
+	// kubectl is `kubectl rollout status`, or for a Job the first of
+	// `kubectl wait --for=condition=Complete` and `--for=condition=Failed`
+	// to end.
+	kubectl run
+	// kubectlSays: "met", "failed", "timeout" or "error".
+	kubectlSays string
+	// kstatus: the first moments at which kstatus computed Current and
+	// Failed on the object as the watch delivered it (zero: never).
+	kstatusCurrent, kstatusFailed time.Time
+	// kstatusScaledDown: the first moment kstatus computed InProgress only
+	// because pods of a scale-down are still terminating (see exceptions).
+	kstatusScaledDown time.Time
+	kstatusLast       string
+}
+
+// run is one process's end.
+type run struct {
+	args []string
+	harness.Result
+	end time.Time
+}
+
+// startCheck starts the three judges on the target; they run while the
+// next steps play.
+func (p *play) startCheck(timeout time.Duration) {
+	c := &check{at: time.Now(), timeout: timeout}
+	p.mu.Lock()
+	p.checks = append(p.checks, c)
+	p.mu.Unlock()
+	p.logf("check %s", timeout)
+	t := timeout.String()
+	cond := "ready"
+	if p.sc.kind == "Job" {
+		cond = "healthy"
+	}
+	ctx, stopKstatus := context.WithCancel(context.Background())
+	var judges sync.WaitGroup
+	judges.Go(func() {
+		c.podsync = runTool("podsync", "-n", p.ns, p.target(), "--until", cond, "--timeout", t)
+	})
+	judges.Go(func() { p.runKubectl(c, t) })
+	var watching sync.WaitGroup
+	watching.Go(func() { p.watchKstatus(ctx, c) })
+	p.wg.Go(func() {
+		judges.Wait()
+		// kstatus is asked until both tools ended, and a little longer:
+		// its verdict is compared with theirs within the tolerance.
+		time.Sleep(tolerance)
+		stopKstatus()
+		watching.Wait()
+		p.logf("check at %.1fs ended: podsync exit %d at %.1fs; kubectl %s at %.1fs; kstatus Current at %s, Failed at %s (last: %s)",
+			c.at.Sub(p.start).Seconds(), c.podsync.Code, c.podsync.end.Sub(p.start).Seconds(), c.kubectlSays, c.kubectl.end.Sub(p.start).Seconds(),
+			p.since(c.kstatusCurrent), p.since(c.kstatusFailed), c.kstatusLast)
+	})
+}
+
+func (p *play) since(at time.Time) string {
+	if at.IsZero() {
+		return "never"
+	}
+	return fmt.Sprintf("%.1fs", at.Sub(p.start).Seconds())
+}
+
+// runKubectl runs kubectl's own judge of the target.
+func (p *play) runKubectl(c *check, timeout string) {
+	if p.sc.kind != "Job" {
+		c.kubectl = runTool("rollout", "status", "-n", p.ns, p.target(), "--timeout="+timeout)
+		c.kubectlSays = kubectlVerdict(c.kubectl, "met")
+		return
+	}
+	// kubectl waits for one condition: the Job's verdict is whichever of
+	// Complete and Failed comes first.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, cond := range []string{"Complete", "Failed"} {
+		wg.Go(func() {
+			r := runToolCtx(ctx, "wait", "-n", p.ns, "--for=condition="+cond, p.target(), "--timeout="+timeout)
+			mu.Lock()
+			defer mu.Unlock()
+			says := kubectlVerdict(r, map[string]string{"Complete": "met", "Failed": "failed"}[cond])
+			if ctx.Err() != nil {
+				return // the other one decided
+			}
+			if says == "met" || says == "failed" || c.kubectlSays == "" {
+				c.kubectl, c.kubectlSays = r, says
+			}
+			if says == "met" || says == "failed" {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// kubectlVerdict reads kubectl's exit: success means what success means
+// for this command.
+func kubectlVerdict(r run, success string) string {
+	switch {
+	case r.Code == 0:
+		return success
+	case strings.Contains(r.Stderr, "timed out waiting"):
+		return "timeout"
+	case strings.Contains(r.Stderr, "exceeded its progress deadline"):
+		return "failed"
+	}
+	return "error"
+}
+
+// watchKstatus computes kstatus on every state of the object the watch
+// delivers, from the check's start.
+func (p *play) watchKstatus(ctx context.Context, c *check) {
+	res := p.dyn.Resource(gvr(p.sc.kind)).Namespace(p.ns)
+	for ctx.Err() == nil {
+		w, err := res.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+		if err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			r, err := kstatus.Compute(u)
+			if err != nil {
+				continue
+			}
+			now := time.Now()
+			c.kstatusLast = string(r.Status) + ": " + r.Message
+			switch {
+			case r.Status == kstatus.CurrentStatus && c.kstatusCurrent.IsZero():
+				c.kstatusCurrent = now
+			case r.Status == kstatus.FailedStatus && c.kstatusFailed.IsZero():
+				c.kstatusFailed = now
+			case r.Status == kstatus.InProgressStatus && strings.HasPrefix(r.Message, "Pending termination") && c.kstatusScaledDown.IsZero():
+				c.kstatusScaledDown = now
+			}
+		}
+		w.Stop()
+	}
+}
+
+// runLimit guards against a tool that ignores its --timeout.
+const runLimit = 2 * time.Minute
+
+func runTool(args ...string) run { return runToolCtx(context.Background(), args...) }
+
+func runToolCtx(ctx context.Context, args ...string) run {
+	ctx, cancel := context.WithTimeout(ctx, runLimit)
+	defer cancel()
+	cmd := env.Command(ctx, nil, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	end := time.Now()
+	return run{args: args, Result: harness.Result{Code: harness.ExitCode(err), Stdout: stdout.String(), Stderr: stderr.String(), Took: end.Sub(start), Ended: end}, end: end}
+}

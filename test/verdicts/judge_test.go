@@ -1,0 +1,110 @@
+package verdicts
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// tolerance is how far apart two judges started at the same moment may
+// end and still count as deciding together: the processes start, list and
+// watch on a busy two-core machine, and kstatus is computed on the watch
+// events of a third client.
+const tolerance = 1500 * time.Millisecond
+
+// The invariants, for each check (podsync, kubectl and kstatus started
+// together on the target, each with --timeout T):
+//
+//   - met: podsync exits 0 only if kubectl succeeded (rollout status
+//     exit 0; for a Job, kubectl wait --for=condition=Complete) no more
+//     than tolerance after podsync's end, and kstatus computed Current on
+//     a state of the object seen no more than tolerance after it. A
+//     success is never reported before both judges would report it.
+//   - failed: podsync exits 4 only if kubectl failed (the Deployment's
+//     progress deadline; the Job's Failed condition), or kstatus computed
+//     Failed by podsync's end (+ tolerance), or a --fail-on reason could
+//     show on a pod podsync must judge while it ran: a template whose pods
+//     crash-loop, fail to pull or fail, current at some moment between the
+//     check's start and podsync's end (the span ends tolerance after the
+//     template was replaced), or a Job's pod ended by a kubelet (no
+//     controller replaces it).
+//   - timed out: podsync exits 3 only if kubectl did not decide (success or
+//     failure) more than tolerance before the shared --timeout.
+//   - podsync exits with 0, 3 or 4 and nothing else.
+//
+// Exceptions, where kubectl or kstatus is wrong and podsync right:
+//
+//   - a scale-down's pods still terminating: kstatus says InProgress
+//     ("Pending termination: N") while status.replicas exceeds
+//     spec.replicas; kubectl rollout status and podsync (which names the
+//     pods being deleted and does not count them) call the rollout done.
+//     kstatus's state counts as Current there when kubectl succeeded.
+func (p *play) judge() []string {
+	var out []string
+	for i, c := range p.checks {
+		for _, v := range p.judgeCheck(c) {
+			out = append(out, fmt.Sprintf("check %d (at %.1fs, --timeout %s): %s", i+1, c.at.Sub(p.start).Seconds(), c.timeout, v))
+		}
+	}
+	return out
+}
+
+func (p *play) judgeCheck(c *check) []string {
+	pr := c.podsync
+	at := func(t time.Time) string { return p.since(t) }
+	var out []string
+	switch pr.Code {
+	case 0:
+		if c.kubectlSays != "met" {
+			out = append(out, fmt.Sprintf("podsync met at %s; kubectl %s at %s", at(pr.end), c.kubectlSays, at(c.kubectl.end)))
+		} else if pr.end.Before(c.kubectl.end.Add(-tolerance)) {
+			out = append(out, fmt.Sprintf("podsync met at %s, %s before kubectl (at %s)", at(pr.end),
+				c.kubectl.end.Sub(pr.end).Round(time.Millisecond), at(c.kubectl.end)))
+		}
+		if !kstatusCurrentBy(c, pr.end.Add(tolerance)) {
+			out = append(out, fmt.Sprintf("podsync met at %s; kstatus Current at %s (last: %s)", at(pr.end), at(c.kstatusCurrent), c.kstatusLast))
+		}
+	case 4:
+		byKstatus := !c.kstatusFailed.IsZero() && !c.kstatusFailed.After(pr.end.Add(tolerance))
+		if c.kubectlSays != "failed" && !byKstatus && !p.causeDuring(c.at, pr.end) {
+			out = append(out, fmt.Sprintf("podsync failed (exit 4) at %s with no cause; kubectl %s at %s, kstatus %s", at(pr.end),
+				c.kubectlSays, at(c.kubectl.end), c.kstatusLast))
+		}
+	case 3:
+		decided := c.kubectlSays == "met" || c.kubectlSays == "failed"
+		if decided && c.kubectl.end.Sub(c.at) < c.timeout-tolerance {
+			out = append(out, fmt.Sprintf("podsync timed out; kubectl %s at %s", c.kubectlSays, at(c.kubectl.end)))
+		}
+	default:
+		out = append(out, fmt.Sprintf("podsync exit %d", pr.Code))
+	}
+	if c.kubectlSays == "error" {
+		out = append(out, fmt.Sprintf("kubectl could not judge: exit %d: %s", c.kubectl.Code, strings.TrimSpace(c.kubectl.Stderr)))
+	}
+	return out
+}
+
+// kstatusCurrentBy: kstatus computed Current by then, or (the exception
+// above) only pods of a scale-down were still terminating and kubectl
+// succeeded.
+func kstatusCurrentBy(c *check, by time.Time) bool {
+	if !c.kstatusCurrent.IsZero() && !c.kstatusCurrent.After(by) {
+		return true
+	}
+	return c.kubectlSays == "met" && !c.kstatusScaledDown.IsZero() && !c.kstatusScaledDown.After(by)
+}
+
+// causeDuring: a --fail-on cause was present at some moment of [from, to].
+func (p *play) causeDuring(from, to time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.causes {
+		if s.from.After(to) {
+			continue
+		}
+		if s.to.IsZero() || !s.to.Add(tolerance).Before(from) {
+			return true
+		}
+	}
+	return false
+}
