@@ -31,10 +31,10 @@ type check struct {
 	// kstatus: the first moments at which kstatus computed Current and
 	// Failed on the object as the watch delivered it (zero: never).
 	kstatusCurrent, kstatusFailed time.Time
-	// kstatusScaledDown: the first moment kstatus computed InProgress only
-	// because pods of a scale-down are still terminating (see exceptions).
-	kstatusScaledDown time.Time
-	kstatusLast       string
+	// kstatusExcused: the first moment kstatus computed InProgress for a
+	// reason the invariants make an exception of (see judge_test.go).
+	kstatusExcused time.Time
+	kstatusLast    string
 }
 
 // run is one process's end.
@@ -158,8 +158,8 @@ func (p *play) watchKstatus(ctx context.Context, c *check) {
 				c.kstatusCurrent = now
 			case r.Status == kstatus.FailedStatus && c.kstatusFailed.IsZero():
 				c.kstatusFailed = now
-			case r.Status == kstatus.InProgressStatus && strings.HasPrefix(r.Message, "Pending termination") && c.kstatusScaledDown.IsZero():
-				c.kstatusScaledDown = now
+			case c.kstatusExcused.IsZero() && kstatusExcused(u, r):
+				c.kstatusExcused = now
 			}
 		}
 		w.Stop()

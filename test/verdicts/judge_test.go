@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
 
 // tolerance is how far apart two judges started at the same moment may
@@ -39,6 +42,12 @@ const tolerance = 1500 * time.Millisecond
 //     spec.replicas; kubectl rollout status and podsync (which names the
 //     pods being deleted and does not count them) call the rollout done.
 //     kstatus's state counts as Current there when kubectl succeeded.
+//   - a paused Deployment: the controller sets Progressing's reason to
+//     DeploymentPaused, and kstatus, which wants NewReplicaSetAvailable,
+//     says InProgress ("ReplicaSet not Available") for as long as it is
+//     paused, even with every replica updated and available; kubectl
+//     rollout status and podsync call such a Deployment rolled out. That
+//     state counts as Current when kubectl succeeded.
 func (p *play) judge() []string {
 	var out []string
 	for i, c := range p.checks {
@@ -91,7 +100,19 @@ func kstatusCurrentBy(c *check, by time.Time) bool {
 	if !c.kstatusCurrent.IsZero() && !c.kstatusCurrent.After(by) {
 		return true
 	}
-	return c.kubectlSays == "met" && !c.kstatusScaledDown.IsZero() && !c.kstatusScaledDown.After(by)
+	return c.kubectlSays == "met" && !c.kstatusExcused.IsZero() && !c.kstatusExcused.After(by)
+}
+
+// kstatusExcused: kstatus says InProgress for one of the exceptions.
+func kstatusExcused(u *unstructured.Unstructured, r *kstatus.Result) bool {
+	if r.Status != kstatus.InProgressStatus {
+		return false
+	}
+	if strings.HasPrefix(r.Message, "Pending termination: ") {
+		return true
+	}
+	paused, _, _ := unstructured.NestedBool(u.Object, "spec", "paused")
+	return paused && r.Message == "ReplicaSet not Available"
 }
 
 // causeDuring: a --fail-on cause was present at some moment of [from, to].
