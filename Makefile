@@ -33,7 +33,7 @@ UNIT_FLAGS ?= -race
 # with kubectl then comes through client-go's standard decoding.
 CODEC_OFF_TESTS ?= ^(TestTableFidelity|TestOutputJSON|TestOutputYAML|TestOutputTemplates|TestStreamedListPrintsAsPaginated|TestWatchOnly)$$
 
-.PHONY: help build tools check test unit e2e soak bench fuzz fuzz-smoke vet lint readme demo cluster-up cluster-down dist validate-krew clean
+.PHONY: help build tools check test unit e2e soak soak-verdicts bench fuzz fuzz-smoke vet lint readme demo cluster-up cluster-down dist validate-krew clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -133,6 +133,19 @@ soak: ## Three podsync runs for SOAK_DURATION (10m) under churn and API server r
 
 e2e: ## End-to-end tests only
 	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -v ./test/e2e/
+
+# The random side-by-side suite (test/verdicts): make test plays its few
+# default seeds and its regression cases with every other package; this
+# plays SEEDS more, from FIRST (default: the clock, printed), PARALLEL at
+# a time in one cluster. A failing seed prints how to reproduce it;
+# SHRINK=1 shrinks it to its shortest failing sequence of steps.
+SEEDS    ?= 100
+FIRST    ?= $(shell date +%s)
+PARALLEL ?= 12
+soak-verdicts: ## Play SEEDS random scenarios (default 100) beside kubectl and kstatus; FIRST, PARALLEL, SHRINK=1
+	@echo 'soak-verdicts: seeds $(FIRST) to $(shell expr $(FIRST) + $(SEEDS) - 1)'
+	PODSYNC_TOOLS_BIN="$$(hack/build-tools.sh)" VERDICTS_SHRINK=$(SHRINK) $(GO) test -count=1 -timeout 0 -run '^TestVerdicts$$' \
+		./test/verdicts -test.parallel $(PARALLEL) -first $(FIRST) -seeds $(SEEDS)
 
 demo: ## Build everything, start a local cluster in .cluster/ and show kubectl podsync on it
 	hack/demo.sh
