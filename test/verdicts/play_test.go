@@ -194,13 +194,18 @@ func (p *play) do(s step) {
 		err = p.patch(ctx, res, fmt.Sprintf(`{"spec":{"replicas":%d}}`, s.arg(0, 1)))
 	case opPause, opResume:
 		err = p.patch(ctx, res, fmt.Sprintf(`{"spec":{"paused":%t}}`, s.op == opPause))
-	case opUndo:
-		out, uerr := env.KubectlErr("rollout", "undo", "-n", p.ns, p.target())
-		p.logf("undo: %s", strings.TrimSpace(out))
+	case opUndo, opRestart:
+		out, uerr := env.KubectlErr("rollout", s.op, "-n", p.ns, p.target())
+		p.logf("%s: %s", s.op, lastLine(out))
 		if uerr == nil {
 			p.readTemplate(ctx, res)
 		}
 		return
+	case opSettle:
+		p.settle()
+		return
+	case opPartition:
+		err = p.patch(ctx, res, fmt.Sprintf(`{"spec":{"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":%d}}}}`, s.arg(0, 0)))
 	case opEvict, opShutdown:
 		how := harness.Evicted
 		if s.op == opShutdown {
@@ -283,7 +288,27 @@ func (p *play) readTemplate(ctx context.Context, res dynamic.ResourceInterface) 
 	}
 	state, _, _ := unstructured.NestedString(u.Object, "spec", "template", "metadata", "annotations", localcluster.StateAnnotation)
 	p.noteTemplate(state)
-	p.logf("template after undo: %q", state)
+	p.logf("template now: %q", state)
+}
+
+// settle waits, at most 30 s, until kubectl says the workload is rolled
+// out (a Job: Complete or Failed).
+func (p *play) settle() {
+	args := []string{"rollout", "status", "-n", p.ns, p.target(), "--timeout=30s"}
+	if p.sc.kind == "Job" {
+		args = []string{"wait", "-n", p.ns, p.target(), "--for=jsonpath={.status.conditions[0].status}=True", "--timeout=30s"}
+	}
+	out, err := env.KubectlErr(args...)
+	if err != nil {
+		p.logf("settle: %v: %s", err, lastLine(out))
+		return
+	}
+	p.logf("settled")
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 // noteTemplate records that the current template is in state from now on.

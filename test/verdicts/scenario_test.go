@@ -43,6 +43,9 @@ const (
 	opAddNode    = "add-node"    // the seed's second node (back)
 	opSleep      = "sleep"       // sleep MS
 	opCheck      = "check"       // check T: podsync, kubectl and kstatus start on the target, --timeout T seconds
+	opSettle     = "settle"      // wait (at most 30 s) until kubectl says the workload is rolled out, or the Job ended
+	opRestart    = "restart"     // kubectl rollout restart
+	opPartition  = "partition"   // partition N: a StatefulSet's rollingUpdate.partition
 )
 
 // Template states beyond localcluster's: unschedulable is a nodeSelector
@@ -160,10 +163,15 @@ func generate(seed uint64) scenario {
 	n := 3 + r.IntN(8)
 	checks := 0
 	version := 1
+	if r.IntN(2) == 0 {
+		// Half the scenarios start from a workload rolled out: the steps
+		// then act on running pods.
+		sc.steps = append(sc.steps, step{op: opSettle})
+	}
 	for i := 0; i < n; i++ {
 		s := randomStep(r, sc.kind, &version)
 		if s.op == opCheck {
-			if checks == 2 {
+			if checks == 3 {
 				continue
 			}
 			checks++
@@ -179,7 +187,7 @@ func generate(seed uint64) scenario {
 }
 
 func checkStep(r *rand.Rand) step {
-	return step{op: opCheck, args: []string{strconv.Itoa([]int{10, 15, 25}[r.IntN(3)])}}
+	return step{op: opCheck, args: []string{strconv.Itoa([]int{8, 15, 25}[r.IntN(3)])}}
 }
 
 // randomStep draws one step a kind allows, with weights.
@@ -190,7 +198,10 @@ func randomStep(r *rand.Rand, kind string, version *int) step {
 	}
 	choices := []choice{{opSleep, 6}, {opCheck, 4}, {opEvict, 2}, {opShutdown, 1}, {opDeletePod, 2}, {opDeleteNode, 1}, {opAddNode, 1}}
 	if kind != "Job" {
-		choices = append(choices, choice{opImage, 6}, choice{opUndo, 2})
+		choices = append(choices, choice{opImage, 6}, choice{opUndo, 2}, choice{opRestart, 1}, choice{opSettle, 1})
+	}
+	if kind == "StatefulSet" {
+		choices = append(choices, choice{opPartition, 1})
 	}
 	if kind == "Deployment" || kind == "StatefulSet" {
 		choices = append(choices, choice{opScale, 2})
@@ -227,6 +238,8 @@ func randomStep(r *rand.Rand, kind string, version *int) step {
 		return step{op: op, args: args}
 	case opScale:
 		return step{op: op, args: []string{strconv.Itoa(r.IntN(5))}}
+	case opPartition:
+		return step{op: op, args: []string{strconv.Itoa(r.IntN(3))}}
 	}
 	return step{op: op}
 }
