@@ -48,6 +48,14 @@ const tolerance = 1500 * time.Millisecond
 //     paused, even with every replica updated and available; kubectl
 //     rollout status and podsync call such a Deployment rolled out. That
 //     state counts as Current when kubectl succeeded.
+//   - a StatefulSet whose status counts pods being deleted as ready: its
+//     controller counts a Running, Ready pod in readyReplicas while it
+//     terminates (a pod deleted, the pods of a scale-down), so kubectl
+//     rollout status can succeed while the replacements are not ready;
+//     kstatus (which also wants status.replicas down to spec.replicas)
+//     and podsync (which judges the pods) wait. A podsync timeout is not
+//     held against it when kubectl succeeded on a StatefulSet that kstatus
+//     never called Current before podsync's end.
 func (p *play) judge() []string {
 	var out []string
 	for i, c := range p.checks {
@@ -81,7 +89,9 @@ func (p *play) judgeCheck(c *check) []string {
 		}
 	case 3:
 		decided := c.kubectlSays == "met" || c.kubectlSays == "failed"
-		if decided && c.kubectl.end.Sub(c.at) < c.timeout-tolerance {
+		kubectlAlone := p.sc.kind == "StatefulSet" && c.kubectlSays == "met" &&
+			(c.kstatusCurrent.IsZero() || c.kstatusCurrent.After(pr.end))
+		if decided && !kubectlAlone && c.kubectl.end.Sub(c.at) < c.timeout-tolerance {
 			out = append(out, fmt.Sprintf("podsync timed out; kubectl %s at %s", c.kubectlSays, at(c.kubectl.end)))
 		}
 	default:
