@@ -8,9 +8,11 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
@@ -35,6 +37,45 @@ type check struct {
 	// reason the invariants make an exception of (see judge_test.go).
 	kstatusExcused time.Time
 	kstatusLast    string
+	// samples: from the watches, after each event, how many of the
+	// workload's pods are ready and not being deleted, and the object's
+	// spec.replicas (-1 for kinds without).
+	mu      sync.Mutex
+	samples []sample
+	ready   map[string]bool
+	want    int64
+}
+
+// sample is the workload's state at one moment.
+type sample struct {
+	at          time.Time
+	ready, want int64
+}
+
+// record appends the state after an event.
+func (c *check) record() {
+	n := int64(0)
+	for _, r := range c.ready {
+		if r {
+			n++
+		}
+	}
+	c.samples = append(c.samples, sample{at: time.Now(), ready: n, want: c.want})
+}
+
+// stateAt is the last sample taken at or before t.
+func (c *check) stateAt(t time.Time) (sample, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out sample
+	found := false
+	for _, s := range c.samples {
+		if s.at.After(t) {
+			break
+		}
+		out, found = s, true
+	}
+	return out, found
 }
 
 // run is one process's end.
@@ -47,7 +88,7 @@ type run struct {
 // startCheck starts the three judges on the target; they run while the
 // next steps play.
 func (p *play) startCheck(timeout time.Duration) {
-	c := &check{at: time.Now(), timeout: timeout}
+	c := &check{at: time.Now(), timeout: timeout, ready: map[string]bool{}, want: -1}
 	p.mu.Lock()
 	p.checks = append(p.checks, c)
 	p.mu.Unlock()
@@ -65,6 +106,7 @@ func (p *play) startCheck(timeout time.Duration) {
 	judges.Go(func() { p.runKubectl(c, t) })
 	var watching sync.WaitGroup
 	watching.Go(func() { p.watchKstatus(ctx, c) })
+	watching.Go(func() { p.watchPods(ctx, c) })
 	p.wg.Go(func() {
 		judges.Wait()
 		// kstatus is asked until both tools ended, and a little longer:
@@ -147,6 +189,12 @@ func (p *play) watchKstatus(ctx context.Context, c *check) {
 			if !ok {
 				continue
 			}
+			if n, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas"); found {
+				c.mu.Lock()
+				c.want = n
+				c.record()
+				c.mu.Unlock()
+			}
 			r, err := kstatus.Compute(u)
 			if err != nil {
 				continue
@@ -161,6 +209,29 @@ func (p *play) watchKstatus(ctx context.Context, c *check) {
 			case c.kstatusExcused.IsZero() && kstatusExcused(u, r):
 				c.kstatusExcused = now
 			}
+		}
+		w.Stop()
+	}
+}
+
+// watchPods keeps, for the check, which pods of the workload are ready
+// and not being deleted.
+func (p *play) watchPods(ctx context.Context, c *check) {
+	for ctx.Err() == nil {
+		w, err := p.cs.CoreV1().Pods(p.ns).Watch(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+		if err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			c.mu.Lock()
+			c.ready[pod.Name] = ev.Type != watch.Deleted && pod.DeletionTimestamp == nil && harness.IsReady(pod)
+			c.record()
+			c.mu.Unlock()
 		}
 		w.Stop()
 	}

@@ -48,14 +48,18 @@ const tolerance = 1500 * time.Millisecond
 //     paused, even with every replica updated and available; kubectl
 //     rollout status and podsync call such a Deployment rolled out. That
 //     state counts as Current when kubectl succeeded.
-//   - a StatefulSet whose status counts pods being deleted as ready: its
-//     controller counts a Running, Ready pod in readyReplicas while it
-//     terminates (a pod deleted, the pods of a scale-down), so kubectl
-//     rollout status can succeed while the replacements are not ready;
-//     kstatus (which also wants status.replicas down to spec.replicas)
-//     and podsync (which judges the pods) wait. A podsync timeout is not
-//     held against it when kubectl succeeded on a StatefulSet that kstatus
-//     never called Current before podsync's end.
+//   - kubectl succeeding on a status that counts pods no longer there:
+//     the ReplicaSet and StatefulSet controllers' counts lag the pods (a
+//     StatefulSet counts a Running, Ready pod in readyReplicas while it
+//     terminates; a ReplicaSet's status can still hold a pod just deleted
+//     as available), so kubectl rollout status can succeed while fewer
+//     pods than spec.replicas are ready and not being deleted; podsync,
+//     which judges the pods, waits for the replacements, and a change
+//     that follows (a new template on a paused Deployment, another pod
+//     deleted) can keep it waiting to its --timeout. A podsync timeout is
+//     not held against it when, as the check's own watch of the pods saw
+//     it at kubectl's success, fewer pods were ready (and not being
+//     deleted) than the object's spec.replicas.
 func (p *play) judge() []string {
 	var out []string
 	for i, c := range p.checks {
@@ -89,9 +93,12 @@ func (p *play) judgeCheck(c *check) []string {
 		}
 	case 3:
 		decided := c.kubectlSays == "met" || c.kubectlSays == "failed"
-		kubectlAlone := p.sc.kind == "StatefulSet" && c.kubectlSays == "met" &&
-			(c.kstatusCurrent.IsZero() || c.kstatusCurrent.After(pr.end))
-		if decided && !kubectlAlone && c.kubectl.end.Sub(c.at) < c.timeout-tolerance {
+		premature := false
+		if st, ok := c.stateAt(c.kubectl.end); ok && c.kubectlSays == "met" && st.want >= 0 && st.ready < st.want {
+			premature = true
+			p.logf("check at %.1fs: kubectl succeeded with %d of %d pods ready (exception: kubectl premature)", c.at.Sub(p.start).Seconds(), st.ready, st.want)
+		}
+		if decided && !premature && c.kubectl.end.Sub(c.at) < c.timeout-tolerance {
 			out = append(out, fmt.Sprintf("podsync timed out; kubectl %s at %s", c.kubectlSays, at(c.kubectl.end)))
 		}
 	default:
