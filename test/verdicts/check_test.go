@@ -37,6 +37,9 @@ type check struct {
 	// reason the invariants make an exception of (see judge_test.go).
 	kstatusExcused time.Time
 	kstatusLast    string
+	// ruleMet and ruleFailed: the first moments at which kubectlRule said
+	// so on a state the watch delivered (zero: never).
+	ruleMet, ruleFailed time.Time
 	// samples: from the watches, after each event, how many of the
 	// workload's pods are ready and not being deleted, and the object's
 	// spec.replicas (-1 for kinds without).
@@ -195,11 +198,17 @@ func (p *play) watchKstatus(ctx context.Context, c *check) {
 				c.record()
 				c.mu.Unlock()
 			}
+			now := time.Now()
+			switch rule := kubectlRule(u); {
+			case rule == "met" && c.ruleMet.IsZero():
+				c.ruleMet = now
+			case rule == "failed" && c.ruleFailed.IsZero():
+				c.ruleFailed = now
+			}
 			r, err := kstatus.Compute(u)
 			if err != nil {
 				continue
 			}
-			now := time.Now()
 			c.kstatusLast = string(r.Status) + ": " + r.Message
 			switch {
 			case r.Status == kstatus.CurrentStatus && c.kstatusCurrent.IsZero():

@@ -18,11 +18,16 @@ const tolerance = 1500 * time.Millisecond
 // The invariants, for each check (podsync, kubectl and kstatus started
 // together on the target, each with --timeout T):
 //
-//   - met: podsync exits 0 only if kubectl succeeded (rollout status
-//     exit 0; for a Job, kubectl wait --for=condition=Complete) no more
-//     than tolerance after podsync's end, and kstatus computed Current on
-//     a state of the object seen no more than tolerance after it. A
-//     success is never reported before both judges would report it.
+//   - met: podsync exits 0 only if kubectl did not fail and would have
+//     succeeded no more than tolerance after podsync's end: the kubectl
+//     process succeeded by then (rollout status exit 0; for a Job, kubectl
+//     wait --for=condition=Complete), or kubectl's own rule (kubectlRule)
+//     held on a state of the object that the check's watch delivered by
+//     then, which the kubectl process, started, listing and watching a
+//     little later on a busy machine, can miss when it lasts only a
+//     moment; and kstatus computed Current on a state seen no more than
+//     tolerance after podsync's end. A success is never reported before
+//     both judges would report it.
 //   - failed: podsync exits 4 only if kubectl failed (the Deployment's
 //     progress deadline; the Job's Failed condition), or kstatus computed
 //     Failed by podsync's end (+ tolerance), or a --fail-on reason could
@@ -76,11 +81,15 @@ func (p *play) judgeCheck(c *check) []string {
 	var out []string
 	switch pr.Code {
 	case 0:
-		if c.kubectlSays != "met" {
+		by := pr.end.Add(tolerance)
+		byProcess := c.kubectlSays == "met" && !c.kubectl.end.After(by)
+		byRule := !c.ruleMet.IsZero() && !c.ruleMet.After(by)
+		switch {
+		case c.kubectlSays == "failed" || c.kubectlSays == "error":
 			out = append(out, fmt.Sprintf("podsync met at %s; kubectl %s at %s", at(pr.end), c.kubectlSays, at(c.kubectl.end)))
-		} else if pr.end.Before(c.kubectl.end.Add(-tolerance)) {
-			out = append(out, fmt.Sprintf("podsync met at %s, %s before kubectl (at %s)", at(pr.end),
-				c.kubectl.end.Sub(pr.end).Round(time.Millisecond), at(c.kubectl.end)))
+		case !byProcess && !byRule:
+			out = append(out, fmt.Sprintf("podsync met at %s; kubectl %s at %s, its rule first held at %s", at(pr.end),
+				c.kubectlSays, at(c.kubectl.end), at(c.ruleMet)))
 		}
 		if !kstatusCurrentBy(c, pr.end.Add(tolerance)) {
 			out = append(out, fmt.Sprintf("podsync met at %s; kstatus Current at %s (last: %s)", at(pr.end), at(c.kstatusCurrent), c.kstatusLast))
