@@ -40,6 +40,9 @@ type check struct {
 	// ruleMet and ruleFailed: the first moments at which kubectlRule said
 	// so on a state the watch delivered (zero: never).
 	ruleMet, ruleFailed time.Time
+	// ruleSpans are the spans of time in which kubectlRule held (an open
+	// one has a zero end).
+	ruleSpans []span
 	// samples: from the watches, after each event, how many of the
 	// workload's pods are ready and not being deleted, and the object's
 	// spec.replicas (-1 for kinds without).
@@ -199,11 +202,19 @@ func (p *play) watchKstatus(ctx context.Context, c *check) {
 				c.mu.Unlock()
 			}
 			now := time.Now()
-			switch rule := kubectlRule(u); {
+			rule := kubectlRule(u)
+			switch {
 			case rule == "met" && c.ruleMet.IsZero():
 				c.ruleMet = now
 			case rule == "failed" && c.ruleFailed.IsZero():
 				c.ruleFailed = now
+			}
+			open := len(c.ruleSpans) > 0 && c.ruleSpans[len(c.ruleSpans)-1].to.IsZero()
+			switch {
+			case rule == "met" && !open:
+				c.ruleSpans = append(c.ruleSpans, span{from: now})
+			case rule != "met" && open:
+				c.ruleSpans[len(c.ruleSpans)-1].to = now
 			}
 			r, err := kstatus.Compute(u)
 			if err != nil {

@@ -37,7 +37,11 @@ const tolerance = 1500 * time.Millisecond
 //     template was replaced), or a Job's pod ended by a kubelet (no
 //     controller replaces it).
 //   - timed out: podsync exits 3 only if kubectl did not decide (success or
-//     failure) more than tolerance before the shared --timeout.
+//     failure) more than tolerance before the shared --timeout, or, for a
+//     success, kubectl's rule never held for tolerance on end (podsync
+//     starts, resolves its targets and lists the pods before its first
+//     verdict; a state that lasts less than that, and that the next step
+//     undoes, is a race either process may lose).
 //   - podsync exits with 0, 3 or 4 and nothing else.
 //
 // Exceptions, where kubectl or kstatus is wrong and podsync right:
@@ -107,6 +111,10 @@ func (p *play) judgeCheck(c *check) []string {
 			premature = true
 			p.logf("check at %.1fs: kubectl succeeded with %d of %d pods ready (exception: kubectl premature)", c.at.Sub(p.start).Seconds(), st.ready, st.want)
 		}
+		if c.kubectlSays == "met" && !c.ruleHeldFor(tolerance, pr.end) {
+			p.logf("check at %.1fs: kubectl's rule never held for %s (a race)", c.at.Sub(p.start).Seconds(), tolerance)
+			premature = true
+		}
 		if decided && !premature && c.kubectl.end.Sub(c.at) < c.timeout-tolerance {
 			out = append(out, fmt.Sprintf("podsync timed out; kubectl %s at %s", c.kubectlSays, at(c.kubectl.end)))
 		}
@@ -139,6 +147,21 @@ func kstatusExcused(u *unstructured.Unstructured, r *kstatus.Result) bool {
 	}
 	paused, _, _ := unstructured.NestedBool(u.Object, "spec", "paused")
 	return paused && r.Message == "ReplicaSet not Available"
+}
+
+// ruleHeldFor: kubectl's rule held for d on end at some moment before
+// until (an open span lasts until then).
+func (c *check) ruleHeldFor(d time.Duration, until time.Time) bool {
+	for _, s := range c.ruleSpans {
+		end := s.to
+		if end.IsZero() {
+			end = until
+		}
+		if end.Sub(s.from) >= d {
+			return true
+		}
+	}
+	return false
 }
 
 // causeDuring: a --fail-on cause was present at some moment of [from, to].
