@@ -106,16 +106,16 @@ func (p *play) judgeCheck(c *check) []string {
 		}
 	case 3:
 		decided := c.kubectlSays == "met" || c.kubectlSays == "failed"
-		premature := false
+		excused := false
 		if st, ok := c.stateAt(c.kubectl.end); ok && c.kubectlSays == "met" && st.want >= 0 && st.ready < st.want {
-			premature = true
+			excused = true
 			p.logf("check at %.1fs: kubectl succeeded with %d of %d pods ready (exception: kubectl premature)", c.at.Sub(p.start).Seconds(), st.ready, st.want)
 		}
 		if c.kubectlSays == "met" && !c.ruleHeldFor(tolerance, pr.end) {
 			p.logf("check at %.1fs: kubectl's rule never held for %s (a race)", c.at.Sub(p.start).Seconds(), tolerance)
-			premature = true
+			excused = true
 		}
-		if decided && !premature && c.kubectl.end.Sub(c.at) < c.timeout-tolerance {
+		if decided && !excused && c.kubectl.end.Sub(c.at) < c.timeout-tolerance {
 			out = append(out, fmt.Sprintf("podsync timed out; kubectl %s at %s", c.kubectlSays, at(c.kubectl.end)))
 		}
 	default:
