@@ -64,6 +64,7 @@ var regressions = []struct{ name, scenario, known string }{
 
 // TestVerdicts plays random scenarios, one per seed, several at once.
 func TestVerdicts(t *testing.T) {
+	t.Parallel() // beside TestRegressions: both wait on the cluster, not the CPU
 	if *scenarioFlag != "" {
 		sc, err := parse(*scenarioFlag)
 		if err != nil {
@@ -109,6 +110,7 @@ func TestVerdicts(t *testing.T) {
 
 // TestRegressions plays the shrunk scenarios of seeds that once failed.
 func TestRegressions(t *testing.T) {
+	t.Parallel()
 	for _, r := range regressions {
 		t.Run(r.name, func(t *testing.T) {
 			if r.known != "" && os.Getenv("VERDICTS_KNOWN") != "1" {
