@@ -104,22 +104,18 @@ func (p *play) startCheck(timeout time.Duration) {
 	if p.sc.kind == "Job" {
 		cond = "healthy"
 	}
-	ctx, stopKstatus := context.WithCancel(context.Background())
+	p.follow(c)
 	var judges sync.WaitGroup
 	judges.Go(func() {
 		c.podsync = runTool("podsync", "-n", p.ns, p.target(), "--until", cond, "--timeout", t)
 	})
 	judges.Go(func() { p.runKubectl(c, t) })
-	var watching sync.WaitGroup
-	watching.Go(func() { p.watchKstatus(ctx, c) })
-	watching.Go(func() { p.watchPods(ctx, c) })
 	p.wg.Go(func() {
 		judges.Wait()
 		// kstatus is asked until both tools ended, and a little longer:
 		// its verdict is compared with theirs within the tolerance.
 		time.Sleep(tolerance)
-		stopKstatus()
-		watching.Wait()
+		p.unfollow(c)
 		p.logf("check at %.1fs ended: podsync exit %d at %.1fs; kubectl %s at %.1fs; kstatus Current at %s, Failed at %s (last: %s)",
 			c.at.Sub(p.start).Seconds(), c.podsync.Code, c.podsync.end.Sub(p.start).Seconds(), c.kubectlSays, c.kubectl.end.Sub(p.start).Seconds(),
 			p.since(c.kstatusCurrent), p.since(c.kstatusFailed), c.kstatusLast)
@@ -180,9 +176,46 @@ func kubectlVerdict(r run, success string) string {
 	return "error"
 }
 
-// watchKstatus computes kstatus on every state of the object the watch
-// delivers, from the check's start.
-func (p *play) watchKstatus(ctx context.Context, c *check) {
+// watch follows the object and its pods from the play's start to its end,
+// and gives every state to the checks running then: one watch, started
+// before any check, so a check that starts on a busy machine still judges
+// the state in effect at its start.
+func (p *play) watch(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { p.watchObject(ctx) })
+	wg.Go(func() { p.watchPods(ctx) })
+	wg.Wait()
+}
+
+// follow makes c one of the checks the watches feed, starting with the
+// state in effect now.
+func (p *play) follow(c *check) {
+	p.watchMu.Lock()
+	defer p.watchMu.Unlock()
+	if p.last != nil {
+		c.observe(p.last, c.at)
+	}
+	c.mu.Lock()
+	for k, v := range p.ready {
+		c.ready[k] = v
+	}
+	c.record()
+	c.mu.Unlock()
+	p.following = append(p.following, c)
+}
+
+func (p *play) unfollow(c *check) {
+	p.watchMu.Lock()
+	defer p.watchMu.Unlock()
+	for i, f := range p.following {
+		if f == c {
+			p.following = append(p.following[:i], p.following[i+1:]...)
+			return
+		}
+	}
+}
+
+func (p *play) watchObject(ctx context.Context) {
 	res := p.dyn.Resource(gvr(p.sc.kind)).Namespace(p.ns)
 	for ctx.Err() == nil {
 		w, err := res.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
@@ -195,48 +228,59 @@ func (p *play) watchKstatus(ctx context.Context, c *check) {
 			if !ok {
 				continue
 			}
-			if n, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas"); found {
-				c.mu.Lock()
-				c.want = n
-				c.record()
-				c.mu.Unlock()
-			}
 			now := time.Now()
-			rule := kubectlRule(u)
-			switch {
-			case rule == "met" && c.ruleMet.IsZero():
-				c.ruleMet = now
-			case rule == "failed" && c.ruleFailed.IsZero():
-				c.ruleFailed = now
+			p.watchMu.Lock()
+			p.last = u
+			for _, c := range p.following {
+				c.observe(u, now)
 			}
-			open := len(c.ruleSpans) > 0 && c.ruleSpans[len(c.ruleSpans)-1].to.IsZero()
-			switch {
-			case rule == "met" && !open:
-				c.ruleSpans = append(c.ruleSpans, span{from: now})
-			case rule != "met" && open:
-				c.ruleSpans[len(c.ruleSpans)-1].to = now
-			}
-			r, err := kstatus.Compute(u)
-			if err != nil {
-				continue
-			}
-			c.kstatusLast = string(r.Status) + ": " + r.Message
-			switch {
-			case r.Status == kstatus.CurrentStatus && c.kstatusCurrent.IsZero():
-				c.kstatusCurrent = now
-			case r.Status == kstatus.FailedStatus && c.kstatusFailed.IsZero():
-				c.kstatusFailed = now
-			case c.kstatusExcused.IsZero() && kstatusExcused(u, r):
-				c.kstatusExcused = now
-			}
+			p.watchMu.Unlock()
 		}
 		w.Stop()
 	}
 }
 
-// watchPods keeps, for the check, which pods of the workload are ready
-// and not being deleted.
-func (p *play) watchPods(ctx context.Context, c *check) {
+// observe computes kubectl's rule and kstatus on one state of the object,
+// seen at now.
+func (c *check) observe(u *unstructured.Unstructured, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas"); found {
+		c.want = n
+		c.record()
+	}
+	rule := kubectlRule(u)
+	switch {
+	case rule == "met" && c.ruleMet.IsZero():
+		c.ruleMet = now
+	case rule == "failed" && c.ruleFailed.IsZero():
+		c.ruleFailed = now
+	}
+	open := len(c.ruleSpans) > 0 && c.ruleSpans[len(c.ruleSpans)-1].to.IsZero()
+	switch {
+	case rule == "met" && !open:
+		c.ruleSpans = append(c.ruleSpans, span{from: now})
+	case rule != "met" && open:
+		c.ruleSpans[len(c.ruleSpans)-1].to = now
+	}
+	r, err := kstatus.Compute(u)
+	if err != nil {
+		return
+	}
+	c.kstatusLast = string(r.Status) + ": " + r.Message
+	switch {
+	case r.Status == kstatus.CurrentStatus && c.kstatusCurrent.IsZero():
+		c.kstatusCurrent = now
+	case r.Status == kstatus.FailedStatus && c.kstatusFailed.IsZero():
+		c.kstatusFailed = now
+	case c.kstatusExcused.IsZero() && kstatusExcused(u, r):
+		c.kstatusExcused = now
+	}
+}
+
+// watchPods keeps which pods of the workload are ready and not being
+// deleted, for the play and each check it feeds.
+func (p *play) watchPods(ctx context.Context) {
 	for ctx.Err() == nil {
 		w, err := p.cs.CoreV1().Pods(p.ns).Watch(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
 		if err != nil {
@@ -248,10 +292,16 @@ func (p *play) watchPods(ctx context.Context, c *check) {
 			if !ok {
 				continue
 			}
-			c.mu.Lock()
-			c.ready[pod.Name] = ev.Type != watch.Deleted && pod.DeletionTimestamp == nil && harness.IsReady(pod)
-			c.record()
-			c.mu.Unlock()
+			ready := ev.Type != watch.Deleted && pod.DeletionTimestamp == nil && harness.IsReady(pod)
+			p.watchMu.Lock()
+			p.ready[pod.Name] = ready
+			for _, c := range p.following {
+				c.mu.Lock()
+				c.ready[pod.Name] = ready
+				c.record()
+				c.mu.Unlock()
+			}
+			p.watchMu.Unlock()
 		}
 		w.Stop()
 	}

@@ -29,8 +29,9 @@ const tolerance = 1500 * time.Millisecond
 //     tolerance after podsync's end. A success is never reported before
 //     both judges would report it.
 //   - failed: podsync exits 4 only if kubectl failed (the Deployment's
-//     progress deadline; the Job's Failed condition), or kstatus computed
-//     Failed by podsync's end (+ tolerance), or a --fail-on reason could
+//     progress deadline; the Job's Failed condition), or kubectl's rule
+//     or kstatus said failed on a state in effect between the check's
+//     start and podsync's end (+ tolerance), or a --fail-on reason could
 //     show on a pod podsync must judge while it ran: a template whose pods
 //     crash-loop, fail to pull or fail, current at some moment between the
 //     check's start and podsync's end (the span ends tolerance after the
@@ -100,7 +101,8 @@ func (p *play) judgeCheck(c *check) []string {
 		}
 	case 4:
 		byKstatus := !c.kstatusFailed.IsZero() && !c.kstatusFailed.After(pr.end.Add(tolerance))
-		if c.kubectlSays != "failed" && !byKstatus && !p.causeDuring(c.at, pr.end) {
+		byRule := !c.ruleFailed.IsZero() && !c.ruleFailed.After(pr.end.Add(tolerance))
+		if c.kubectlSays != "failed" && !byKstatus && !byRule && !p.causeDuring(c.at, pr.end) {
 			out = append(out, fmt.Sprintf("podsync failed (exit 4) at %s with no cause; kubectl %s at %s, kstatus %s", at(pr.end),
 				c.kubectlSays, at(c.kubectl.end), c.kstatusLast))
 		}

@@ -53,6 +53,13 @@ type play struct {
 	log    []string
 	checks []*check
 	wg     sync.WaitGroup
+
+	// watchMu guards what the play's watches keep: the object's last
+	// state, which pods are ready, and the checks they feed.
+	watchMu   sync.Mutex
+	last      *unstructured.Unstructured
+	ready     map[string]bool
+	following []*check
 }
 
 // span is [from, to); an open span has a zero to.
@@ -79,6 +86,14 @@ func (p *play) target() string { return strings.ToLower(p.sc.kind) + "/" + name 
 // alongside the steps that follow them. It returns when every check ended.
 func (p *play) run() {
 	p.start = time.Now()
+	p.ready = map[string]bool{}
+	ctx, stop := context.WithCancel(context.Background())
+	var watching sync.WaitGroup
+	watching.Go(func() { p.watch(ctx) })
+	defer func() {
+		stop()
+		watching.Wait()
+	}()
 	for _, n := range []string{"a", "b"} {
 		p.addNode(n)
 	}
