@@ -133,9 +133,9 @@ func (p *play) judgeCheck(c *check) []string {
 	return out
 }
 
-// kstatusCurrentBy: kstatus computed Current by then, or (the exception
-// above) only pods of a scale-down were still terminating and kubectl
-// succeeded.
+// kstatusCurrentBy: kstatus computed Current by then, or InProgress for
+// one of the exceptions above (a scale-down's pods terminating, a paused
+// Deployment) while kubectl succeeded.
 func kstatusCurrentBy(c *check, by time.Time) bool {
 	if !c.kstatusCurrent.IsZero() && !c.kstatusCurrent.After(by) {
 		return true
