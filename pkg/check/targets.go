@@ -12,7 +12,7 @@ import (
 )
 
 // A check about workloads (TYPE/NAME arguments, -f manifests) is met only
-// once every target's own rule is met too (Rollout: the Deployment rolled
+// once every target's own rule is met too (TargetStatus: the Deployment rolled
 // out, the Job complete, the Pod there), and fails at once when a
 // target's rule fails. The pods of the targets keep being judged by the
 // conditions, with two differences: no minimum number of pods is needed
@@ -25,12 +25,12 @@ import (
 // targetState is one target as the Evaluator sees it.
 type targetState struct {
 	t Target
-	r Rollout
+	r TargetStatus
 	// metAt is when the rule was last found met; zero while it is not.
 	metAt time.Time
 	// absent, when set, is what the target's absence means (see
 	// SetAbsent); else it is "does not exist (yet)".
-	absent *Rollout
+	absent *TargetStatus
 }
 
 // AddTarget makes the check about t; call it for every target before any
@@ -66,22 +66,22 @@ func (e *Evaluator) AddTarget(t Target) {
 // SetAbsent says what the target's absence means, for a target met
 // while it does not exist (a hook deleted once it succeeded), and judges
 // it so until its object is seen.
-func (e *Evaluator) SetAbsent(t Target, r Rollout) {
+func (e *Evaluator) SetAbsent(t Target, r TargetStatus) {
 	if ts := e.targets[t]; ts != nil {
 		ts.absent = &r
 		e.setTarget(ts, r)
 	}
 }
 
-// SetTarget records what the target's own object says (see Rollout). A
+// SetTarget records what the target's own object says (see TargetStatus). A
 // failed rule fails the check at once; like any failure, it stays.
-func (e *Evaluator) SetTarget(t Target, r Rollout) {
+func (e *Evaluator) SetTarget(t Target, r TargetStatus) {
 	if ts := e.targets[t]; ts != nil {
 		e.setTarget(ts, r)
 	}
 }
 
-func (e *Evaluator) setTarget(ts *targetState, r Rollout) {
+func (e *Evaluator) setTarget(ts *targetState, r TargetStatus) {
 	switch was, now := ts.r.State == Met, r.State == Met; {
 	case was && !now:
 		e.targetsUnmet++
@@ -109,7 +109,7 @@ func (e *Evaluator) observePodTarget(key string, st *podState) {
 	case st.leaving:
 		e.setTarget(ts, pending("is being deleted"))
 	default:
-		e.setTarget(ts, Rollout{State: Met, Message: "exists"})
+		e.setTarget(ts, TargetStatus{State: Met, Message: "exists"})
 	}
 }
 
@@ -191,20 +191,20 @@ func (f Failure) targetString() string {
 	return s
 }
 
-// TargetRollouts returns each target with what its rule says now, in the
+// TargetResults returns each target with what its rule says now, in the
 // order they were added.
-func (e *Evaluator) TargetRollouts() []TargetRollout {
-	out := make([]TargetRollout, 0, len(e.targetOrder))
+func (e *Evaluator) TargetResults() []TargetResult {
+	out := make([]TargetResult, 0, len(e.targetOrder))
 	for _, ts := range e.targetOrder {
-		out = append(out, TargetRollout{Target: ts.t, Rollout: ts.r, MetAt: ts.metAt})
+		out = append(out, TargetResult{Target: ts.t, Status: ts.r, MetAt: ts.metAt})
 	}
 	return out
 }
 
-// TargetRollout is one target and its rule's verdict.
-type TargetRollout struct {
-	Target  Target
-	Rollout Rollout
+// TargetResult is one target and its rule's verdict.
+type TargetResult struct {
+	Target Target
+	Status TargetStatus
 	// MetAt is when the rule was last found met; zero while it is not.
 	MetAt time.Time
 }

@@ -37,11 +37,11 @@ func TestTargetRuleHoldsTheCheck(t *testing.T) {
 	if got := e.Reason(r); got != want {
 		t.Errorf("Reason() = %q, want %q", got, want)
 	}
-	e.SetTarget(webTarget, Rollout{State: Pending, Message: "1 of 3 replicas updated"})
+	e.SetTarget(webTarget, TargetStatus{State: Pending, Message: "1 of 3 replicas updated"})
 	if got := e.Reason(e.Verdict()); !strings.HasSuffix(got, "deployment/web: 1 of 3 replicas updated") {
 		t.Errorf("Reason() = %q", got)
 	}
-	e.SetTarget(webTarget, Rollout{State: Met, Message: "rolled out 1/1"})
+	e.SetTarget(webTarget, TargetStatus{State: Met, Message: "rolled out 1/1"})
 	r = e.Verdict()
 	if r.State != Met || e.Reason(r) != "all 1 matching pods satisfy healthy, and the target is met" {
 		t.Errorf("rolled out: %v %q", r.State, e.Reason(r))
@@ -62,8 +62,8 @@ func TestTargetRuleHoldsTheCheck(t *testing.T) {
 func TestTargetFailureIsFinal(t *testing.T) {
 	e := NewEvaluator(untilSpec("ready"))
 	e.AddTarget(webTarget)
-	e.SetTarget(webTarget, Rollout{State: Failed, Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "web-1" has timed out progressing.`})
-	e.SetTarget(webTarget, Rollout{State: Met, Message: "rolled out 1/1"})
+	e.SetTarget(webTarget, TargetStatus{State: Failed, Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "web-1" has timed out progressing.`})
+	e.SetTarget(webTarget, TargetStatus{State: Met, Message: "rolled out 1/1"})
 	r := e.Verdict()
 	if r.State != Failed || r.Failure.Target != webTarget {
 		t.Fatalf("verdict = %+v", r)
@@ -92,7 +92,7 @@ func TestJobTargetPods(t *testing.T) {
 	if r.Finished != 2 || r.Counted() != 0 {
 		t.Fatalf("verdict = %+v, want both pods finished and not counted", r)
 	}
-	e.SetTarget(jobTarget, Rollout{State: Met, Message: "complete: 1/1 succeeded"})
+	e.SetTarget(jobTarget, TargetStatus{State: Met, Message: "complete: 1/1 succeeded"})
 	if r := e.Verdict(); r.State != Met || !strings.Contains(r.String(), "not counting 2 finished pods of Jobs") {
 		t.Errorf("complete: %v %q", r.State, r.String())
 	}
@@ -115,7 +115,7 @@ func TestFailedJobExplainsItsPods(t *testing.T) {
 		{key: "default/migrate-a", pod: newPod("migrate-a", ofJob("migrate"), phase(corev1.PodFailed), terminated("app", "Error", 1)), want: Pending},
 		{key: "default/other", pod: newPod("other", ready()), want: Pending},
 	})
-	e.SetTarget(jobTarget, Rollout{State: Failed, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"})
+	e.SetTarget(jobTarget, TargetStatus{State: Failed, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"})
 	if got := e.UnsatisfiedKeys(); !reflect.DeepEqual(got, []string{"default/migrate-a"}) {
 		t.Errorf("UnsatisfiedKeys() = %q", got)
 	}
@@ -130,7 +130,7 @@ func TestPodTarget(t *testing.T) {
 		{key: "default/db-0", pod: newPod("db-0", ready(), deleting()), want: Pending},
 		{key: "default/db-0", pod: nil, want: Pending},
 	})
-	if got := e.TargetRollouts(); len(got) != 1 || got[0].Rollout.Message != "does not exist (yet)" {
+	if got := e.TargetResults(); len(got) != 1 || got[0].Status.Message != "does not exist (yet)" {
 		t.Errorf("TargetRollouts() = %+v", got)
 	}
 }

@@ -55,11 +55,13 @@ func KindName(apiVersion, kind string) string {
 	return strings.ToLower(kind) + "." + group
 }
 
-// Rollout is what a workload's own object says about a check: its kind's
-// rollout rule (the Judge of its row in package target's table), judged the way `kubectl rollout status` and `kubectl wait
-// --for=condition=Complete` judge it. The pods' own conditions are judged
+// TargetStatus is what a target's own object says about a check. For a
+// built-in workload it is its kind's rollout rule (the Judge of its row in
+// package target's table), judged the way `kubectl rollout status` and
+// `kubectl wait --for=condition=Complete` judge it; for any other kind it
+// is the object's health (pkg/health). The pods' own conditions are judged
 // on top of it, by the Evaluator.
-type Rollout struct {
+type TargetStatus struct {
 	State State
 	// Reason is the API's word for a failure: ProgressDeadlineExceeded,
 	// BackoffLimitExceeded, DeadlineExceeded, ...
@@ -80,11 +82,11 @@ type Rollout struct {
 	Rule string
 }
 
-func pending(msg string) Rollout { return Rollout{State: Pending, Message: msg} }
+func pending(msg string) TargetStatus { return TargetStatus{State: Pending, Message: msg} }
 
 // notObserved is the message of a workload whose controller has not acted
 // on its newest spec yet: its status still describes the one before.
-func notObserved(kind string, generation int64) Rollout {
+func notObserved(kind string, generation int64) TargetStatus {
 	return pending(fmt.Sprintf("the %s controller has not observed generation %d yet", kind, generation))
 }
 
@@ -100,14 +102,14 @@ func replicas(n *int32) int32 {
 // replica is left (pods being deleted aside), and every updated replica
 // is available (so ready). A Progressing condition with reason
 // ProgressDeadlineExceeded fails it at once.
-func DeploymentRollout(d *appsv1.Deployment) Rollout {
+func DeploymentRollout(d *appsv1.Deployment) TargetStatus {
 	st := d.Status
 	if d.Generation > st.ObservedGeneration {
 		return notObserved(TargetDeployment, d.Generation)
 	}
 	for _, c := range st.Conditions {
 		if c.Type == appsv1.DeploymentProgressing && c.Reason == deploymentutil.TimedOutReason {
-			return Rollout{State: Failed, Reason: c.Reason, Message: c.Message}
+			return TargetStatus{State: Failed, Reason: c.Reason, Message: c.Message}
 		}
 	}
 	want := replicas(d.Spec.Replicas)
@@ -120,12 +122,12 @@ func DeploymentRollout(d *appsv1.Deployment) Rollout {
 	case st.AvailableReplicas < st.UpdatedReplicas:
 		msg = fmt.Sprintf("%d of %d updated replicas available", st.AvailableReplicas, st.UpdatedReplicas)
 	default:
-		return Rollout{State: Met, Message: fmt.Sprintf("rolled out %d/%d", st.UpdatedReplicas, want)}
+		return TargetStatus{State: Met, Message: fmt.Sprintf("rolled out %d/%d", st.UpdatedReplicas, want)}
 	}
 	if !d.Spec.Paused {
 		return pending(msg)
 	}
-	return Rollout{
+	return TargetStatus{
 		State:   Pending,
 		Message: "paused mid-rollout: " + msg,
 		Note: fmt.Sprintf("deployment/%s is paused mid-rollout (%s); the check waits until it is resumed (kubectl rollout resume deployment/%s)",
@@ -141,13 +143,13 @@ func DeploymentRollout(d *appsv1.Deployment) Rollout {
 // the count of updated pods tells. A StatefulSet updated OnDelete replaces
 // pods only when someone deletes them, so only readiness is judged
 // (kubectl rollout status refuses it).
-func StatefulSetRollout(s *appsv1.StatefulSet) Rollout {
+func StatefulSetRollout(s *appsv1.StatefulSet) TargetStatus {
 	st := s.Status
 	if st.ObservedGeneration == 0 || s.Generation > st.ObservedGeneration {
 		return notObserved(TargetStatefulSet, s.Generation)
 	}
 	want := replicas(s.Spec.Replicas)
-	r := Rollout{State: Pending}
+	r := TargetStatus{State: Pending}
 	if s.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
 		r.Note = fmt.Sprintf("statefulset/%s updates its pods OnDelete: it is judged on its pods only (every one ready, whatever its revision)", s.Name)
 	}
@@ -181,13 +183,13 @@ func StatefulSetRollout(s *appsv1.StatefulSet) Rollout {
 // DaemonSetRollout: every node that should run the DaemonSet runs an
 // updated pod, and it is available (so ready). Updated OnDelete, only
 // readiness on every node is judged.
-func DaemonSetRollout(ds *appsv1.DaemonSet) Rollout {
+func DaemonSetRollout(ds *appsv1.DaemonSet) TargetStatus {
 	st := ds.Status
 	if ds.Generation > st.ObservedGeneration {
 		return notObserved(TargetDaemonSet, ds.Generation)
 	}
 	want := st.DesiredNumberScheduled
-	r := Rollout{State: Pending}
+	r := TargetStatus{State: Pending}
 	if ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType {
 		r.Note = fmt.Sprintf("daemonset/%s updates its pods OnDelete: it is judged on its pods only (a ready pod on every node, whatever its revision)", ds.Name)
 		if st.NumberReady < want {
@@ -213,16 +215,16 @@ func DaemonSetRollout(ds *appsv1.DaemonSet) Rollout {
 // which the controller sets first, while it ends the remaining pods)
 // fails it at once with the condition's reason. Pods that failed while the
 // Job still retries are not a failure: the Note says so.
-func JobRollout(j *batchv1.Job) Rollout {
+func JobRollout(j *batchv1.Job) TargetStatus {
 	for _, c := range j.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
 		}
 		switch c.Type {
 		case batchv1.JobFailed, batchv1.JobFailureTarget:
-			return Rollout{State: Failed, Reason: c.Reason, Message: c.Message}
+			return TargetStatus{State: Failed, Reason: c.Reason, Message: c.Message}
 		case batchv1.JobComplete:
-			return Rollout{State: Met, Message: "complete: " + completedText(j)}
+			return TargetStatus{State: Met, Message: "complete: " + completedText(j)}
 		}
 	}
 	r := pending(fmt.Sprintf("%d of %d completions, %d active", j.Status.Succeeded, completions(j), j.Status.Active))
@@ -281,7 +283,7 @@ func completions(j *batchv1.Job) int32 {
 // ReplicaSetRollout: a ReplicaSet of its own has no rollout; its pods are
 // judged as any pods, and it is met once the controller has observed its
 // spec and every desired pod is available.
-func ReplicaSetRollout(rs *appsv1.ReplicaSet) Rollout {
+func ReplicaSetRollout(rs *appsv1.ReplicaSet) TargetStatus {
 	st := rs.Status
 	if rs.Generation > st.ObservedGeneration {
 		return notObserved(TargetReplicaSet, rs.Generation)
@@ -290,5 +292,5 @@ func ReplicaSetRollout(rs *appsv1.ReplicaSet) Rollout {
 	if st.AvailableReplicas < want {
 		return pending(fmt.Sprintf("%d of %d pods available", st.AvailableReplicas, want))
 	}
-	return Rollout{State: Met, Message: fmt.Sprintf("%d/%d pods available", st.AvailableReplicas, want)}
+	return TargetStatus{State: Met, Message: fmt.Sprintf("%d/%d pods available", st.AvailableReplicas, want)}
 }

@@ -36,7 +36,7 @@ func bigRule(t *testing.T, current string) *Rules {
 // wall time: on a loaded machine the deadline passes with little work
 // done, while an evaluation nothing stops burns CPU for as long as it
 // runs (seconds to a minute for the rules below).
-func judgeTimed(t *testing.T, ctx context.Context, rs *Rules, obj *unstructured.Unstructured, within time.Duration) check.Rollout {
+func judgeTimed(t *testing.T, ctx context.Context, rs *Rules, obj *unstructured.Unstructured, within time.Duration) check.TargetStatus {
 	t.Helper()
 	before := processCPU(t)
 	v := rs.JudgeContext(ctx, obj, customKind)

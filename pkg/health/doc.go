@@ -2,7 +2,7 @@
 // workload: custom resources, and built-in kinds such as
 // PersistentVolumeClaim, Service, Ingress or ConfigMap. It is pure: it
 // reads one object and what discovery says of its kind, and returns a
-// check.Rollout whose Rule field says what decided.
+// check.TargetStatus whose Rule field says what decided.
 //
 // # Health rules
 //

@@ -55,16 +55,16 @@ const (
 // and asks for a health rule, except an object with no status whose kind
 // can have none (no status subresource, no status in its schema): it is
 // met once it exists.
-func (rs *Rules) Judge(obj *unstructured.Unstructured, d Discovery) check.Rollout {
+func (rs *Rules) Judge(obj *unstructured.Unstructured, d Discovery) check.TargetStatus {
 	return rs.JudgeContext(context.Background(), obj, d)
 }
 
 // JudgeContext is Judge with the run's context: a rule's evaluation stops
 // when ctx ends, and after evalTimeout; a rule stopped waits, and says it
 // took too long.
-func (rs *Rules) JudgeContext(ctx context.Context, obj *unstructured.Unstructured, d Discovery) check.Rollout {
+func (rs *Rules) JudgeContext(ctx context.Context, obj *unstructured.Unstructured, d Discovery) check.TargetStatus {
 	if obj == nil {
-		return check.Rollout{State: check.Pending, Message: "does not exist (yet)", Rule: RuleExists}
+		return check.TargetStatus{State: check.Pending, Message: "does not exist (yet)", Rule: RuleExists}
 	}
 	gk := obj.GroupVersionKind().GroupKind()
 	if r := rs.ruleFor(gk, d); r != nil {
@@ -77,8 +77,8 @@ func (rs *Rules) JudgeContext(ctx context.Context, obj *unstructured.Unstructure
 // differs from metadata.generation waits; then inProgress, failed and
 // current are evaluated in this order and the first that is true decides;
 // none true waits.
-func (r *rule) judge(ctx context.Context, obj *unstructured.Unstructured) (out check.Rollout) {
-	out = check.Rollout{State: check.Pending, Rule: r.label()}
+func (r *rule) judge(ctx context.Context, obj *unstructured.Unstructured) (out check.TargetStatus) {
+	out = check.TargetStatus{State: check.Pending, Rule: r.label()}
 	if msg, stale := NotObserved(obj); stale {
 		out.Message = msg
 		return out
@@ -203,8 +203,8 @@ func short(src string) string { return text.OneLine(src, 120) }
 
 // judgeKstatus judges obj by kstatus's conventions, over the conditions
 // that speak of its current generation (see Fresh).
-func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, d Discovery) check.Rollout {
-	out := check.Rollout{State: check.Pending, Rule: RuleKstatus}
+func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, d Discovery) check.TargetStatus {
+	out := check.TargetStatus{State: check.Pending, Rule: RuleKstatus}
 	fresh, stale := Fresh(obj)
 	res, err := status.Compute(fresh)
 	if err != nil {
@@ -223,7 +223,7 @@ func judgeKstatus(obj *unstructured.Unstructured, gk schema.GroupKind, d Discove
 		}
 		if !d.BuiltIn && status.GetLegacyConditionsFn(fresh) == nil && fallback(fresh) {
 			if !hasStatus(obj) && !d.HasStatus && !d.StatusInSchema {
-				return check.Rollout{State: check.Met, Message: "exists; its kind has no status", Rule: RuleExists}
+				return check.TargetStatus{State: check.Met, Message: "exists; its kind has no status", Rule: RuleExists}
 			}
 			out.Message = missing(fresh, stale, gk)
 			return out

@@ -154,7 +154,7 @@ func (t *targetRun) learnServed(kind check.Target, k statusKind, eval *check.Eva
 		tg := ts.target
 		if tg.Generic() && tg.APIVersion == kind.APIVersion && tg.Kind == kind.Kind {
 			t.kinds[tg] = k
-			eval.SetTarget(tg, check.Rollout{State: check.Pending, Message: "its kind is served now; listing it"})
+			eval.SetTarget(tg, check.TargetStatus{State: check.Pending, Message: "its kind is served now; listing it"})
 		}
 	}
 }

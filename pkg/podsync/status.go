@@ -124,9 +124,9 @@ func statusAPI(c *Clients, gvr schema.GroupVersionResource) workloadAPI {
 
 // judge is a target's rule over its object as it is now (nil: deleted or
 // not seen yet).
-func (t *targetRun) judge(tg check.Target, obj runtime.Object) check.Rollout {
+func (t *targetRun) judge(tg check.Target, obj runtime.Object) check.TargetStatus {
 	if note := t.absenceMeets(tg); obj == nil && note != "" && !t.gone {
-		return check.Rollout{State: check.Met, Message: note}
+		return check.TargetStatus{State: check.Met, Message: note}
 	}
 	if !tg.Generic() {
 		return target.Judge(tg.Kind, obj)
@@ -137,9 +137,9 @@ func (t *targetRun) judge(tg check.Target, obj runtime.Object) check.Rollout {
 	case t.gone:
 		return goneRollout(u, k)
 	case k.missing != "" && !t.once:
-		return check.Rollout{State: check.Pending, Message: k.missing + "; podsync looks again every few seconds"}
+		return check.TargetStatus{State: check.Pending, Message: k.missing + "; podsync looks again every few seconds"}
 	case k.missing != "":
-		return check.Rollout{State: check.Pending, Message: k.missing}
+		return check.TargetStatus{State: check.Pending, Message: k.missing}
 	}
 	return t.rules.JudgeContext(t.runCtx, u, k.discovery)
 }
@@ -157,16 +157,16 @@ func (t *targetRun) absenceMeets(tg check.Target) string {
 
 // goneRollout is --until gone's rule for a target judged by its status:
 // met once the object is gone, as kubectl wait --for=delete waits.
-func goneRollout(u *unstructured.Unstructured, k statusKind) check.Rollout {
+func goneRollout(u *unstructured.Unstructured, k statusKind) check.TargetStatus {
 	switch {
 	case k.missing != "":
-		return check.Rollout{State: check.Met, Message: "cannot exist: " + k.missing}
+		return check.TargetStatus{State: check.Met, Message: "cannot exist: " + k.missing}
 	case u == nil:
-		return check.Rollout{State: check.Met, Message: "is gone"}
+		return check.TargetStatus{State: check.Met, Message: "is gone"}
 	case u.GetDeletionTimestamp() != nil:
-		return check.Rollout{State: check.Pending, Message: "is being deleted"}
+		return check.TargetStatus{State: check.Pending, Message: "is being deleted"}
 	}
-	return check.Rollout{State: check.Pending, Message: "still exists"}
+	return check.TargetStatus{State: check.Pending, Message: "still exists"}
 }
 
 // ownsPods says whether a target's kind may have pods: a workload, a Pod,

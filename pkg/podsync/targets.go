@@ -119,7 +119,7 @@ type targetRun struct {
 // targetState is what the stream keeps of one target.
 type targetState struct {
 	target check.Target
-	// note is the last Rollout.Note said on stderr.
+	// note is the last TargetStatus.Note said on stderr.
 	note string
 	// pods counts the target's pods the stream has shown and not seen go.
 	pods int
@@ -496,7 +496,7 @@ func (t *targetRun) update(ev workloadEvent, eval *check.Evaluator, stderr io.Wr
 	ts := t.byKey[ev.target]
 	if ev.unreadable != "" {
 		if !t.hasSeen(ev.target) && !t.gone {
-			eval.SetTarget(ev.target, check.Rollout{State: check.Pending, Message: ev.unreadable})
+			eval.SetTarget(ev.target, check.TargetStatus{State: check.Pending, Message: ev.unreadable})
 		}
 		return
 	}
@@ -626,8 +626,8 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 		}
 	}
 	several := len(t.namespaces()) > 1
-	rollouts := map[check.Target]check.TargetRollout{}
-	for _, tr := range w.eval.TargetRollouts() {
+	rollouts := map[check.Target]check.TargetResult{}
+	for _, tr := range w.eval.TargetResults() {
 		rollouts[tr.Target] = tr
 	}
 	out := make([]check.TargetSummary, 0, len(t.list))
@@ -637,10 +637,10 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 			Pods: ts.pods, ShowNamespace: several && tg.Namespace != "", Context: w.label}
 		mine := unsatisfied[ts]
 		switch {
-		case gone && tg.Generic() && tr.Rollout.State != check.Met:
-			s.Verdict, s.Reason = check.TargetNotMet, tr.Rollout.Message
+		case gone && tg.Generic() && tr.Status.State != check.Met:
+			s.Verdict, s.Reason = check.TargetNotMet, tr.Status.Message
 		case gone && tg.Generic() && s.Pods == 0:
-			s.Verdict, s.Reason = check.TargetMet, tr.Rollout.Message
+			s.Verdict, s.Reason = check.TargetMet, tr.Status.Message
 			s.MetAfterSeconds = check.RoundDuration(tr.MetAt.Sub(t.started)).Seconds()
 		case gone && s.Pods == 0:
 			// The summary is made as the last pod goes.
@@ -650,16 +650,16 @@ func (t *targetRun) summarize(w *clusterRun, gone bool) []check.TargetSummary {
 			s.Verdict, s.Reason = check.TargetNotMet, fmt.Sprintf("%d %s left", s.Pods, text.Plural(s.Pods, "pod", "pods"))
 		case v.State == check.Failed && v.Failure.Target == tg:
 			s.Verdict, s.Reason = check.TargetFailed, strings.TrimPrefix(v.Failure.Reason+": "+v.Failure.Message, ": ")
-			s.Rule = tr.Rollout.Rule
+			s.Rule = tr.Status.Rule
 		case v.State == check.Failed && slices.Contains(t.owners[v.Failure.Key], ts):
 			s.Verdict, s.Reason = check.TargetFailed, v.Failure.String()
-		case tr.Rollout.State != check.Met:
-			s.Verdict, s.Reason, s.Rule = check.TargetNotMet, tr.Rollout.Message, tr.Rollout.Rule
+		case tr.Status.State != check.Met:
+			s.Verdict, s.Reason, s.Rule = check.TargetNotMet, tr.Status.Message, tr.Status.Rule
 		case len(mine) > 0:
 			s.Verdict = check.TargetNotMet
 			s.Reason = fmt.Sprintf("%d of its pods %s not satisfy %s: %s", len(mine), text.Plural(len(mine), "does", "do"), v.Until, strings.Join(mine, ", "))
 		default:
-			s.Verdict, s.Reason, s.Rule = check.TargetMet, tr.Rollout.Message, tr.Rollout.Rule
+			s.Verdict, s.Reason, s.Rule = check.TargetMet, tr.Status.Message, tr.Status.Rule
 			if tg.Kind == check.TargetPod {
 				s.Reason = "satisfies " + v.Until
 			}

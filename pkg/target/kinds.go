@@ -35,7 +35,7 @@ type Kind struct {
 	Selector func(runtime.Object) (*metav1.LabelSelector, bool)
 	// Judge is the kind's rollout rule (package check) over one of its
 	// objects.
-	Judge func(runtime.Object) check.Rollout
+	Judge func(runtime.Object) check.TargetStatus
 	// Via is the kind of the objects it makes its pods through, whose
 	// controller reference names it (a Deployment's ReplicaSets); empty
 	// when its pods' controller reference names it directly.
@@ -175,9 +175,9 @@ func (k Kind) Resource() schema.GroupVersionResource {
 
 // Judge is the rollout rule of kind over obj, nil being an object that
 // does not exist (yet). The object is only read.
-func Judge(kind string, obj runtime.Object) check.Rollout {
+func Judge(kind string, obj runtime.Object) check.TargetStatus {
 	if obj == nil {
-		return check.Rollout{State: check.Pending, Message: "does not exist (yet)"}
+		return check.TargetStatus{State: check.Pending, Message: "does not exist (yet)"}
 	}
 	k, ok := Lookup(kind)
 	if !ok || k.Judge == nil {
@@ -186,13 +186,13 @@ func Judge(kind string, obj runtime.Object) check.Rollout {
 	return k.Judge(obj)
 }
 
-func noRule(obj runtime.Object) check.Rollout {
-	return check.Rollout{State: check.Pending, Message: fmt.Sprintf("%T has no rollout rule", obj)}
+func noRule(obj runtime.Object) check.TargetStatus {
+	return check.TargetStatus{State: check.Pending, Message: fmt.Sprintf("%T has no rollout rule", obj)}
 }
 
 // judge makes a kind's typed rollout rule a row's Judge.
-func judge[T runtime.Object](rule func(T) check.Rollout) func(runtime.Object) check.Rollout {
-	return func(obj runtime.Object) check.Rollout {
+func judge[T runtime.Object](rule func(T) check.TargetStatus) func(runtime.Object) check.TargetStatus {
+	return func(obj runtime.Object) check.TargetStatus {
 		o, ok := obj.(T)
 		if !ok {
 			return noRule(obj)

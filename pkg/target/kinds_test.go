@@ -57,17 +57,17 @@ func TestJudge(t *testing.T) {
 	for _, tc := range []struct {
 		kind string
 		obj  runtime.Object
-		want check.Rollout
+		want check.TargetStatus
 	}{
-		{check.TargetDeployment, nil, check.Rollout{State: check.Pending, Message: "does not exist (yet)"}},
+		{check.TargetDeployment, nil, check.TargetStatus{State: check.Pending, Message: "does not exist (yet)"}},
 		{check.TargetDeployment, &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: &one}, Status: appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}},
-			check.Rollout{State: check.Met, Message: "rolled out 1/1"}},
+			check.TargetStatus{State: check.Met, Message: "rolled out 1/1"}},
 		{check.TargetReplicaSet, &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Replicas: &one}},
-			check.Rollout{State: check.Pending, Message: "0 of 1 pods available"}},
+			check.TargetStatus{State: check.Pending, Message: "0 of 1 pods available"}},
 		{check.TargetJob, &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded"}}}},
-			check.Rollout{State: check.Failed, Reason: "BackoffLimitExceeded"}},
-		{check.TargetJob, &appsv1.Deployment{}, check.Rollout{State: check.Pending, Message: "*v1.Deployment has no rollout rule"}},
-		{check.TargetPod, &corev1.Pod{}, check.Rollout{State: check.Pending, Message: "*v1.Pod has no rollout rule"}},
+			check.TargetStatus{State: check.Failed, Reason: "BackoffLimitExceeded"}},
+		{check.TargetJob, &appsv1.Deployment{}, check.TargetStatus{State: check.Pending, Message: "*v1.Deployment has no rollout rule"}},
+		{check.TargetPod, &corev1.Pod{}, check.TargetStatus{State: check.Pending, Message: "*v1.Pod has no rollout rule"}},
 	} {
 		if got := Judge(tc.kind, tc.obj); got != tc.want {
 			t.Errorf("Judge(%s, %T) = %+v; want %+v", tc.kind, tc.obj, got, tc.want)
