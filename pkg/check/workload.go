@@ -18,6 +18,7 @@ const (
 	TargetStatefulSet = "StatefulSet"
 	TargetDaemonSet   = "DaemonSet"
 	TargetJob         = "Job"
+	TargetCronJob     = "CronJob"
 	TargetReplicaSet  = "ReplicaSet"
 	TargetPod         = "Pod"
 )
@@ -293,4 +294,18 @@ func ReplicaSetRollout(rs *appsv1.ReplicaSet) TargetStatus {
 		return pending(fmt.Sprintf("%d of %d pods available", st.AvailableReplicas, want))
 	}
 	return TargetStatus{State: Met, Message: fmt.Sprintf("%d/%d pods available", st.AvailableReplicas, want)}
+}
+
+// CronJobStatus is kstatus's rule for a CronJob: it is met once it exists,
+// whatever its schedule (sigs.k8s.io/cli-utils' kstatus holds a CronJob
+// always Current; `kubectl rollout status` has no rule for it). Its pods,
+// those of its Jobs, are judged as any pods. A suspended CronJob starts no
+// Job: the Note says so.
+func CronJobStatus(c *batchv1.CronJob) TargetStatus {
+	r := TargetStatus{State: Met, Message: fmt.Sprintf("exists, %d active %s", len(c.Status.Active), text.Plural(len(c.Status.Active), "job", "jobs"))}
+	if c.Spec.Suspend != nil && *c.Spec.Suspend {
+		r.Message = "suspended: " + r.Message
+		r.Note = fmt.Sprintf("cronjob/%s is suspended: it starts no Job until spec.suspend is false", c.Name)
+	}
+	return r
 }

@@ -102,16 +102,18 @@ func (t *targetRun) owns(tg check.Target, pod *metav1.ObjectMeta) bool {
 // tg's through an object of kind via (a Deployment's ReplicaSet). t.mu is
 // held for reading.
 func (t *targetRun) ownsViaLocked(tg check.Target, via string, ref *metav1.OwnerReference, pod *metav1.ObjectMeta) bool {
-	if ref.Kind != via || groupOf(ref.APIVersion) != appsv1.GroupName {
+	row, _ := target.Lookup(via)
+	if ref.Kind != via || groupOf(ref.APIVersion) != row.Group {
 		return false
 	}
-	if rs := t.replicaSets[pod.Namespace+"/"+ref.Name]; rs != nil && rs.UID == ref.UID {
-		owner := metav1.GetControllerOfNoCopy(rs)
+	if o := t.vias[via+"/"+pod.Namespace+"/"+ref.Name]; o != nil && o.GetUID() == ref.UID {
+		owner := metav1.GetControllerOfNoCopy(o)
 		return owner != nil && refersTo(owner, tg, t.uids[tg])
 	}
 	// A ReplicaSet not seen (deleted already, or not yet known) is the
 	// Deployment's by the name its controller gives it: DEPLOYMENT-HASH,
-	// HASH being the pod's pod-template-hash.
+	// HASH being the pod's pod-template-hash, a label only the pods of
+	// ReplicaSets carry.
 	hash := pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
 	return hash != "" && ref.Name == tg.Name+"-"+hash
 }
@@ -201,8 +203,9 @@ func (t *targetRun) revisionsOf(tg check.Target, obj runtime.Object) revisions {
 // pod template is not tmpl: their pods are being replaced.
 func (t *targetRun) otherTemplatesLocked(owner metav1.Object, tmpl *corev1.PodTemplateSpec) map[string]bool {
 	old := map[string]bool{}
-	for _, rs := range t.replicaSets {
-		if tmpl != nil && rs.Namespace == owner.GetNamespace() && metav1.IsControlledBy(rs, owner) && !sameTemplate(&rs.Spec.Template, tmpl) {
+	for _, o := range t.vias {
+		rs, ok := o.(*appsv1.ReplicaSet)
+		if ok && tmpl != nil && rs.Namespace == owner.GetNamespace() && metav1.IsControlledBy(rs, owner) && !sameTemplate(&rs.Spec.Template, tmpl) {
 			old[rs.Name] = true
 		}
 	}
@@ -294,22 +297,22 @@ func objectHandler(put, gone func(metav1.Object)) cache.ResourceEventHandler {
 	}
 }
 
-// learnRevision records (or, with obj nil, forgets) a ReplicaSet or a
-// ControllerRevision. The objects are the informer's: only read.
-func (t *targetRun) learnRevision(kind, key string, obj interface{}) {
+// learnRevision records (or, with obj nil, forgets) an object of kind: one
+// a target makes its pods through (its row's Via: a Deployment's
+// ReplicaSet, a CronJob's Job) or a ControllerRevision. The objects are
+// the informer's: only read.
+func (t *targetRun) learnRevision(kind, key string, obj metav1.Object) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	key = kind + "/" + key
 	switch o := obj.(type) {
-	case *appsv1.ReplicaSet:
-		t.replicaSets[key] = o
+	case nil:
+		delete(t.vias, key)
+		delete(t.histories, key)
 	case *appsv1.ControllerRevision:
 		t.histories[key] = o
-	case nil:
-		if kind == check.TargetReplicaSet {
-			delete(t.replicaSets, key)
-		} else {
-			delete(t.histories, key)
-		}
+	default:
+		t.vias[key] = o
 	}
 }
 

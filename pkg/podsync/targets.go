@@ -72,16 +72,16 @@ type targetRun struct {
 
 	// mu guards what the informers learn and the pod controller's
 	// workers read: the targets' selectors, UIDs and last objects (nil
-	// once deleted), the ReplicaSets of the Deployment targets'
-	// namespaces, the ControllerRevisions of the DaemonSet targets'
+	// once deleted), the objects the targets make pods through (the
+	// ReplicaSets of the Deployment targets' namespaces, by kind/key), the ControllerRevisions of the DaemonSet targets'
 	// namespaces, and the pods named as matched by labels alone.
-	mu          sync.RWMutex
-	selectors   map[check.Target]labels.Selector
-	uids        map[check.Target]types.UID
-	objects     map[check.Target]runtime.Object
-	replicaSets map[string]*appsv1.ReplicaSet
-	histories   map[string]*appsv1.ControllerRevision
-	foreign     map[string]bool
+	mu        sync.RWMutex
+	selectors map[check.Target]labels.Selector
+	uids      map[check.Target]types.UID
+	objects   map[check.Target]runtime.Object
+	vias      map[string]metav1.Object
+	histories map[string]*appsv1.ControllerRevision
+	foreign   map[string]bool
 	// links is the owner index of the custom resource targets'
 	// namespaces (see status.go).
 	links map[string]link
@@ -153,7 +153,7 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 	t := &targetRun{cluster: i, byKey: map[check.Target]*targetState{}, events: s.workloads,
 		selectors: map[check.Target]labels.Selector{}, owners: map[string][]*targetState{}, started: time.Now(),
 		stderr: s.stderr, uids: map[check.Target]types.UID{}, objects: map[check.Target]runtime.Object{},
-		replicaSets: map[string]*appsv1.ReplicaSet{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{},
+		vias: map[string]metav1.Object{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{},
 		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules, runCtx: ctx, gone: cfg.Check.Gone(),
 		deletedOnSuccess: cfg.DeletedOnSuccess}
 	var groups []*watchGroup

@@ -128,6 +128,17 @@ var kinds = []Kind{
 		Judge:    judge(check.JobRollout),
 	},
 	{
+		// A CronJob makes its pods through Jobs; its selector is the one
+		// of its Jobs' template, mostly none (the Job controller makes it).
+		GroupKind: schema.GroupKind{Group: batchv1.GroupName, Kind: check.TargetCronJob},
+		Names:     []string{"cronjob", "cronjobs", "cj"},
+		Client: ClientOf[*batchv1.CronJobList](&batchv1.CronJob{},
+			func(c kubernetes.Interface, ns string) batchclient.CronJobInterface { return c.BatchV1().CronJobs(ns) }),
+		Selector: selector(func(o *batchv1.CronJob) *metav1.LabelSelector { return o.Spec.JobTemplate.Spec.Selector }),
+		Judge:    judge(check.CronJobStatus),
+		Via:      check.TargetJob,
+	},
+	{
 		GroupKind: schema.GroupKind{Group: appsv1.GroupName, Kind: check.TargetReplicaSet},
 		Names:     []string{"replicaset", "replicasets", "rs"},
 		Client: ClientOf[*appsv1.ReplicaSetList](&appsv1.ReplicaSet{},

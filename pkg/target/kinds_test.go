@@ -49,11 +49,14 @@ func TestKindsTable(t *testing.T) {
 	if via, ok := Lookup(check.TargetDeployment); !ok || via.Via != check.TargetReplicaSet {
 		t.Errorf("a Deployment makes its pods through its ReplicaSets, got %q", via.Via)
 	}
+	if via, ok := Lookup(check.TargetCronJob); !ok || via.Via != check.TargetJob {
+		t.Errorf("a CronJob makes its pods through its Jobs, got %q", via.Via)
+	}
 }
 
 // TestJudge picks each kind's rule from the table, as the run does.
 func TestJudge(t *testing.T) {
-	one := int32(1)
+	one, suspended := int32(1), true
 	for _, tc := range []struct {
 		kind string
 		obj  runtime.Object
@@ -66,6 +69,11 @@ func TestJudge(t *testing.T) {
 			check.TargetStatus{State: check.Pending, Message: "0 of 1 pods available"}},
 		{check.TargetJob, &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded"}}}},
 			check.TargetStatus{State: check.Failed, Reason: "BackoffLimitExceeded"}},
+		{check.TargetCronJob, &batchv1.CronJob{Status: batchv1.CronJobStatus{Active: []corev1.ObjectReference{{Name: "nightly-1"}}}},
+			check.TargetStatus{State: check.Met, Message: "exists, 1 active job"}},
+		{check.TargetCronJob, &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "nightly"}, Spec: batchv1.CronJobSpec{Suspend: &suspended}},
+			check.TargetStatus{State: check.Met, Message: "suspended: exists, 0 active jobs",
+				Note: "cronjob/nightly is suspended: it starts no Job until spec.suspend is false"}},
 		{check.TargetJob, &appsv1.Deployment{}, check.TargetStatus{State: check.Pending, Message: "*v1.Deployment has no rollout rule"}},
 		{check.TargetPod, &corev1.Pod{}, check.TargetStatus{State: check.Pending, Message: "*v1.Pod has no rollout rule"}},
 	} {

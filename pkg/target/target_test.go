@@ -22,7 +22,8 @@ func TestKindOf(t *testing.T) {
 		"deployments.apps": "Deployment", "deployment.v1.apps": "Deployment",
 		"sts": "StatefulSet", "ds": "DaemonSet", "jobs.batch": "Job", "job": "Job",
 		"rs": "ReplicaSet", "po": "Pod", "pods": "Pod",
-		"svc": "", "cronjob": "", "deployments.batch": "", "jobs.apps": "",
+		"cronjob": "CronJob", "cj": "CronJob", "cronjobs.batch": "CronJob",
+		"svc": "", "cronjobs.apps": "", "deployments.batch": "", "jobs.apps": "",
 	} {
 		got, ok := KindOf(typ)
 		if got != want || ok != (want != "") {

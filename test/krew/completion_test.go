@@ -42,7 +42,7 @@ const (
 )
 
 // targetTypes are the TYPE/ prefixes offered for an empty word.
-var targetTypes = []string{"deployment/", "statefulset/", "daemonset/", "job/", "replicaset/", "pod/"}
+var targetTypes = []string{"deployment/", "statefulset/", "daemonset/", "job/", "cronjob/", "replicaset/", "pod/"}
 
 // kubectl's completion of `kubectl podsync` offers the real candidates:
 // pods and namespaces of the cluster, contexts of the kubeconfig, output
