@@ -102,13 +102,16 @@ func where(file string, line, index int, apiVersion, kind string) string {
 }
 
 // builtInWorkloads are the kinds podsync judges with their own rollout
-// rule and their pods; a health rule for one of them would never be used.
+// rule and their pods (the rows of package target's table, which this
+// package may not import); a health rule for one of them would never be
+// used.
 var builtInWorkloads = map[schema.GroupKind]bool{
 	{Group: "apps", Kind: "Deployment"}:  true,
 	{Group: "apps", Kind: "StatefulSet"}: true,
 	{Group: "apps", Kind: "DaemonSet"}:   true,
 	{Group: "apps", Kind: "ReplicaSet"}:  true,
 	{Group: "batch", Kind: "Job"}:        true,
+	{Group: "batch", Kind: "CronJob"}:    true,
 	{Group: "", Kind: "Pod"}:             true,
 }
 
