@@ -60,10 +60,10 @@ func ParseProbeBudget(s string) (time.Duration, error) {
 
 // FormatProbeBudget is the --probe-budget value of d.
 func FormatProbeBudget(d time.Duration) string {
-	switch {
-	case d == ProbeAuto:
+	switch d {
+	case ProbeAuto:
 		return "auto"
-	case d == 0:
+	case 0:
 		return "never"
 	}
 	return d.String()

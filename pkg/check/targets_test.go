@@ -131,7 +131,7 @@ func TestPodTarget(t *testing.T) {
 		{key: "default/db-0", pod: nil, want: Pending},
 	})
 	if got := e.TargetResults(); len(got) != 1 || got[0].Status.Message != "does not exist (yet)" {
-		t.Errorf("TargetRollouts() = %+v", got)
+		t.Errorf("TargetResults() = %+v", got)
 	}
 }
 
