@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -162,8 +163,20 @@ func podConditionGap(pod *corev1.Pod, u UnmetCondition, t corev1.PodConditionTyp
 		return u
 	}
 	u.Got = string(t) + "=" + string(pc.Status)
+	if podview.Stale(pod, pc) {
+		u.Got += fmt.Sprintf(" of generation %d, not the current %d", observedOf(pod, pc), pod.Generation)
+	}
 	u.Reason, u.Message = pc.Reason, pc.Message
 	return u
+}
+
+// observedOf is the generation a pod's condition speaks of: its own
+// observedGeneration, else the status's.
+func observedOf(pod *corev1.Pod, pc *corev1.PodCondition) int64 {
+	if pc.ObservedGeneration != 0 {
+		return pc.ObservedGeneration
+	}
+	return pod.Status.ObservedGeneration
 }
 
 // explainContainers lists init then regular containers in spec order,

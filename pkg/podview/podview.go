@@ -24,12 +24,28 @@ func Condition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition 
 }
 
 // ConditionStatus is the status of the pod's condition of type t; empty
-// when the pod does not report it.
+// when the pod does not report it, or reports it only for an older
+// generation of the pod (see Stale).
 func ConditionStatus(pod *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
-	if c := Condition(pod, t); c != nil {
+	if c := Condition(pod, t); c != nil && !Stale(pod, c) {
 		return c.Status
 	}
 	return ""
+}
+
+// Stale says c speaks of an older generation of the pod than its
+// metadata.generation, as kubectl wait --for=condition judges it: by c's
+// own observedGeneration, or when c has none by the pod's
+// status.observedGeneration, and only when one of them is set. A resize or
+// a new activeDeadlineSeconds bumps the generation, and the kubelet's
+// Ready=True of the previous spec must not count until it has seen the
+// new one.
+func Stale(pod *corev1.Pod, c *corev1.PodCondition) bool {
+	observed := c.ObservedGeneration
+	if observed == 0 {
+		observed = pod.Status.ObservedGeneration
+	}
+	return observed != 0 && observed < pod.Generation
 }
 
 // Ready says the pod's Ready condition is True.

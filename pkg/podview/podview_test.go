@@ -54,3 +54,29 @@ func TestCondition(t *testing.T) {
 		t.Errorf("a gated pod is not unschedulable: %+v", c)
 	}
 }
+
+// A condition counts only for the pod's current generation, judged by its
+// own observedGeneration, else the status's, as kubectl wait judges it.
+func TestConditionOfAnOlderGeneration(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		gen, status, cond int64
+		ready             bool
+	}{
+		{"no generation tracking", 2, 0, 0, true},
+		{"condition of the current generation", 2, 1, 2, true},
+		{"condition of an older generation", 2, 2, 1, false},
+		{"condition without one, status older", 2, 1, 0, false},
+		{"condition without one, status current", 2, 2, 0, true},
+		{"condition newer than the pod", 1, 0, 2, true},
+	} {
+		p := pod(corev1.PodRunning, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, ObservedGeneration: tc.cond})
+		p.Generation, p.Status.ObservedGeneration = tc.gen, tc.status
+		if got := Ready(p); got != tc.ready {
+			t.Errorf("%s: Ready = %v, want %v", tc.name, got, tc.ready)
+		}
+		if got := Stale(p, Condition(p, corev1.PodReady)); got == tc.ready {
+			t.Errorf("%s: Stale = %v", tc.name, got)
+		}
+	}
+}

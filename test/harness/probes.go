@@ -40,6 +40,14 @@ func ProbeFailed(t testing.TB, cs kubernetes.Interface, pod *corev1.Pod, contain
 // ContainersReady and Ready True.
 func SetReady(t testing.TB, cs kubernetes.Interface, ns, name string) {
 	t.Helper()
+	SetReadyOf(t, cs, ns, name, 0)
+}
+
+// SetReadyOf is SetReady as a kubelet with pod generation tracking writes
+// it: the status and both conditions say they are of generation gen (0
+// leaves them as they are).
+func SetReadyOf(t testing.TB, cs kubernetes.Interface, ns, name string, gen int64) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -49,7 +57,10 @@ func SetReady(t testing.TB, cs kubernetes.Interface, ns, name string) {
 		}
 		now := metav1.Now()
 		for _, typ := range []corev1.PodConditionType{corev1.ContainersReady, corev1.PodReady} {
-			setCondition(&p.Status, corev1.PodCondition{Type: typ, Status: corev1.ConditionTrue, LastTransitionTime: now})
+			setCondition(&p.Status, corev1.PodCondition{Type: typ, Status: corev1.ConditionTrue, LastTransitionTime: now, ObservedGeneration: gen})
+		}
+		if gen != 0 {
+			p.Status.ObservedGeneration = gen
 		}
 		for i := range p.Status.ContainerStatuses {
 			p.Status.ContainerStatuses[i].Ready = true

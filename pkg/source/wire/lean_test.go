@@ -157,6 +157,26 @@ func TestLeanRowKeepsItsPodEncoded(t *testing.T) {
 	}
 }
 
+// A lean row keeps what tells a condition of an older generation: the
+// pod's generation, its status's observedGeneration and each condition's.
+func TestLeanRowKeepsGenerations(t *testing.T) {
+	p := podtest.BenchPod()
+	p.Generation, p.Status.ObservedGeneration = 3, 2
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, ObservedGeneration: 1}}
+	raw, _ := podtest.Served(t, p)
+	for _, d := range []Decoder{{Lean: true}, {Pack: true}} {
+		row, err := d.DecodePod(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := row.Pod()
+		if got.Generation != 3 || got.Status.ObservedGeneration != 2 || got.Status.Conditions[0].ObservedGeneration != 1 {
+			t.Errorf("lean %v, packed %v: generation %d, status observed %d, Ready observed %d; want 3, 2, 1",
+				d.Lean, d.Pack, got.Generation, got.Status.ObservedGeneration, got.Status.Conditions[0].ObservedGeneration)
+		}
+	}
+}
+
 // slim is what a lean pod keeps of a decoded pod, said plainly, for the
 // tests of appendLean, which copies it out of the pod's bytes: what is read
 // of a pod in table mode. That is the identity, labels and owners (the -L
@@ -177,7 +197,7 @@ func slim(p *corev1.Pod) *corev1.Pod {
 	}
 	out.Spec.InitContainers = containerNames(p.Spec.InitContainers)
 	out.Status = corev1.PodStatus{
-		Phase: s.Phase, Conditions: s.Conditions, Message: s.Message, Reason: s.Reason,
+		Phase: s.Phase, Conditions: s.Conditions, Message: s.Message, Reason: s.Reason, ObservedGeneration: s.ObservedGeneration,
 		InitContainerStatuses: slimStatuses(s.InitContainerStatuses),
 		ContainerStatuses:     slimStatuses(s.ContainerStatuses),
 	}

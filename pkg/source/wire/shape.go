@@ -86,7 +86,7 @@ var leanShape = sync.OnceValue(func() leanShapes {
 	inits := numberOf[corev1.PodSpec]("InitContainers")
 	s.specInits = &shape{nested: map[protowire.Number]*shape{inits: container}}
 	s.spec = &shape{nested: map[protowire.Number]*shape{inits: container, s.containers: container}}
-	s.status = &shape{keep: maskOf[corev1.PodStatus]("Phase", "Conditions", "Message", "Reason"),
+	s.status = &shape{keep: maskOf[corev1.PodStatus]("Phase", "Conditions", "Message", "Reason", "ObservedGeneration"),
 		nested: map[protowire.Number]*shape{
 			s.containerStatuses: containerStatus,
 			numberOf[corev1.PodStatus]("InitContainerStatuses"): containerStatus,
