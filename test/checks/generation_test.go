@@ -35,6 +35,7 @@ func TestPodConditionOfAnOlderGeneration(t *testing.T) {
 		r := check(t, "-n", ns, "pod/resized", "--until", until, "--timeout", "10s")
 		wantVerdict(t, r, 3, "not met")
 		wantStderr(t, r, "got Ready=True of generation 1, not the current 2")
+		t.Logf("--until %s:\n%s", until, r.Stderr)
 	}
 	out, err := env.KubectlErr("wait", "-n", ns, "--for=condition=Ready", "pod/resized", "--timeout", "10s")
 	t.Logf("kubectl wait of generation 1's Ready: exit %d: %s", harness.ExitCode(err), strings.TrimSpace(out))
