@@ -142,3 +142,26 @@ func TestSatisfiedBy(t *testing.T) {
 		})
 	}
 }
+
+// A condition of an older generation of the pod satisfies nothing, not
+// even a wait for its own status, and its explanation says so.
+func TestConditionOfAnOlderGeneration(t *testing.T) {
+	resized := newPod("resized", phase(corev1.PodRunning), ready(), cond(corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", ""))
+	resized.Generation = 2
+	for i := range resized.Status.Conditions {
+		resized.Status.Conditions[i].ObservedGeneration = 1
+	}
+	for _, s := range []string{"ready", "healthy", "condition=Ready", "condition=PodReadyToStartContainers=True"} {
+		if c := mustConditions(s)[0]; c.SatisfiedBy(resized) {
+			t.Errorf("%s is satisfied by conditions of generation 1 of a pod of generation 2", c)
+		}
+	}
+	u := explainCondition(resized, mustConditions("ready")[0])
+	if want := "Ready=True of generation 1, not the current 2"; u.Got != want {
+		t.Errorf("explanation got %q, want %q", u.Got, want)
+	}
+	resized.Status.Conditions[0].ObservedGeneration = 2
+	if c := mustConditions("ready")[0]; !c.SatisfiedBy(resized) {
+		t.Errorf("%s is not satisfied by Ready=True of the current generation", c)
+	}
+}
