@@ -37,6 +37,9 @@ type Summary struct {
 	// Contexts has a line per context of a check over several; the
 	// fields above are then their total.
 	Contexts []ContextSummary
+	// Stability is what became of the --stable-for window; nil without
+	// the flag.
+	Stability *Stability
 }
 
 // SchedulingReason puts first, in a not-met check's one-line reason, a

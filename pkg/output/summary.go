@@ -33,6 +33,7 @@ type summaryJSON struct {
 	Unsatisfied     []check.PodExplanation `json:"unsatisfied"`
 	Omitted         int                    `json:"omitted,omitempty"`
 	Contexts        []check.ContextSummary `json:"contexts,omitempty"`
+	Stability       *check.Stability       `json:"stability,omitempty"`
 }
 
 // WriteSummaryJSON writes the summary as exactly one compact JSON object
@@ -70,6 +71,12 @@ type summaryJSON struct {
 //
 //	"leftBehind":[{"namespace":"shop","name":"web-7d4f-x2","reason":"Evicted",
 //	  "message":"The node was low on resource: memory. ...","ownerKind":"ReplicaSet","ownerName":"web-7d4f"}]
+//
+// With --stable-for, stability says what became of the window (see
+// check.Stability); outcome is held, broken, cut short or not opened:
+//
+//	"stability":{"stableForSeconds":30,"outcome":"broken","heldSeconds":10.2,
+//	  "reason":"Restarted","pod":"shop/web-1","container":"app","message":"restarts 0 -> 1"}
 func WriteSummaryJSON(w io.Writer, s check.Summary) error {
 	out := summaryJSON{
 		Verdict:         s.Verdict,
@@ -84,6 +91,7 @@ func WriteSummaryJSON(w io.Writer, s check.Summary) error {
 		Unsatisfied:     s.Unsatisfied,
 		Omitted:         s.Omitted,
 		Contexts:        s.Contexts,
+		Stability:       s.Stability,
 	}
 	if out.Unsatisfied == nil {
 		out.Unsatisfied = []check.PodExplanation{}
@@ -116,6 +124,9 @@ func summaryText(s check.Summary) string {
 	fmt.Fprintf(&b, "Verdict:  %s (exit %d) after %s\n", s.Verdict, s.ExitCode, check.RoundDuration(s.Duration))
 	if s.Reason != "" {
 		fmt.Fprintf(&b, "Reason:   %s\n", text.SafeLine(s.Reason, maxTextLen))
+	}
+	if s.Stability != nil {
+		fmt.Fprintf(&b, "Stable:   %s\n", text.SafeLine(s.Stability.String(), maxTextLen))
 	}
 	writeContexts(&b, s.Contexts)
 	writeTargets(&b, s.Targets)

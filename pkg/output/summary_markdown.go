@@ -26,6 +26,9 @@ func WriteSummaryMarkdown(w io.Writer, s check.Summary, limit int) error {
 	if s.Reason != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdText(text.OneLine(s.Reason, maxTextLen)))
 	}
+	if s.Stability != nil {
+		fmt.Fprintf(&b, "Stability window (--stable-for): %s\n\n", mdText(text.OneLine(s.Stability.String(), maxTextLen)))
+	}
 	b.WriteString("| pods | by STATUS | messages |\n|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d | %s | %s |\n\n", s.Pods, mdText(strings.Trim(statusList(s.Statuses), " ()")), mdText(eventList(s.Events, s.EventTypes)))
 	if l := leftBehindText(s.LeftBehind); l != "" {

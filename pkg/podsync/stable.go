@@ -1,6 +1,10 @@
 package podsync
 
-import "time"
+import (
+	"time"
+
+	"github.com/kubectl-podsync/kubectl-podsync/pkg/check"
+)
 
 // stableOver reports whether a met check may end: at once without
 // --stable-for; with it, once the window it opens here has run its length
@@ -33,4 +37,31 @@ func (s *stream) stableDue() <-chan time.Time {
 // run its length: a check that ends then (--timeout) is not met.
 func (s *stream) stableShort() bool {
 	return !s.stableSince.IsZero() && time.Since(s.stableSince) < s.cfg.Check.StableFor
+}
+
+// stability is the summary's account of the --stable-for window of a run
+// that ended with out; nil without the flag or with --once.
+func (s *stream) stability(out Outcome) *check.Stability {
+	d := s.cfg.Check.StableFor
+	if d <= 0 || s.cfg.Once {
+		return nil
+	}
+	if s.stableSince.IsZero() {
+		return check.NewStability(d, 0, check.WindowNotOpened)
+	}
+	held := time.Since(s.stableSince)
+	for _, w := range s.clusters {
+		if v := w.eval.Verdict(); v.State == check.Failed {
+			st := check.NewStability(d, 0, check.WindowBroken)
+			if v.Failure.StableFor > 0 {
+				held = v.Failure.Into
+			}
+			st.BrokenBy(v.Failure, held)
+			return st
+		}
+	}
+	if out.Verdict == Met {
+		return check.NewStability(d, d, check.WindowHeld)
+	}
+	return check.NewStability(d, held, check.WindowCutShort)
 }

@@ -20,6 +20,7 @@ func (s *stream) summary(ctx context.Context, out Outcome, took time.Duration) {
 		Statuses: map[string]int{}, Events: map[string]int{}, EventTypes: typeNames(s.cfg),
 	}
 	sum.Reason = s.reason()
+	sum.Stability = s.stability(out)
 	gone := slices.ContainsFunc(s.cfg.Check.Conditions, func(c check.Condition) bool { return c.Keyword == check.KeywordGone })
 	for _, w := range s.clusters {
 		sum.Targets = append(sum.Targets, w.targets.summarize(w, gone)...)

@@ -1,7 +1,11 @@
 package checks
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,5 +183,93 @@ func TestStableForWindow(t *testing.T) {
 		readyThenCrash(t, ns, crash)
 		r := check(t, "-n", ns, "steady", "--until", "ready", "--stable-for", "60s", "--timeout", "6s")
 		wantVerdict(t, r, 3, "not met")
+	})
+}
+
+// stabilityJSON is the JSON summary's account of the --stable-for window.
+type stabilityJSON struct {
+	StableForSeconds float64 `json:"stableForSeconds"`
+	Outcome          string  `json:"outcome"`
+	HeldSeconds      float64 `json:"heldSeconds"`
+	Reason           string  `json:"reason"`
+	Pod              string  `json:"pod"`
+	Container        string  `json:"container"`
+	Message          string  `json:"message"`
+}
+
+// windowRun runs a --stable-for check under GitHub Actions with -o json and
+// returns the result, the JSON summary's stability and the job summary.
+func windowRun(t *testing.T, ns string, args ...string) (harness.Result, *stabilityJSON, string) {
+	t.Helper()
+	md := filepath.Join(t.TempDir(), "summary.md")
+	gh := []string{"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + md}
+	r := env.PodsyncEnv(t, runLimit, gh, append([]string{"-n", ns, "steady", "--until", "ready", "--timeout", "2m", "-o", "json"}, args...)...)
+	t.Logf("stderr:\n%s", r.Stderr)
+	var s struct {
+		Stability *stabilityJSON `json:"stability"`
+	}
+	lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
+		t.Fatalf("the JSON summary: %v\n%s", err, r)
+	}
+	body, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, s.Stability, string(body)
+}
+
+// The summary on stderr, the JSON summary and the GitHub job summary each
+// say what window was asked for and how it ended: held for its length, or
+// broken, when and by what.
+func TestStableForSummary(t *testing.T) {
+	t.Parallel()
+	const crash = 10 * time.Second
+	t.Run("broken", func(t *testing.T) {
+		t.Parallel()
+		ns := env.Namespace(t)
+		readyThenCrash(t, ns, crash)
+		r, s, md := windowRun(t, ns, "--stable-for", "30s")
+		wantVerdict(t, r, 4, "failed")
+		line := regexp.MustCompile(`(?m)^Stable:   broken (\S+) into 30s: pod ` + regexp.QuoteMeta(ns) +
+			`/steady: container "app" restarted \(restarts 0 -> 1\)$`).FindStringSubmatch(r.Stderr)
+		if line == nil {
+			t.Errorf("the summary has no Stable: line naming the restart\n%s", r)
+		} else if into, err := time.ParseDuration(line[1]); err != nil || into < crash-time.Second || into > crash+20*time.Second {
+			t.Errorf("broken %s into the window (%v), want at about the crash at %s", line[1], err, crash)
+		}
+		if s == nil || s.StableForSeconds != 30 || s.Outcome != "broken" || s.Reason != "Restarted" ||
+			s.Pod != ns+"/steady" || s.Container != "app" || s.Message != "restarts 0 -> 1" ||
+			s.HeldSeconds < crash.Seconds()-1 || s.HeldSeconds > 30 {
+			t.Errorf("JSON stability = %+v", s)
+		}
+		if !strings.Contains(md, "Stability window (--stable-for): broken ") ||
+			!strings.Contains(md, ` into 30s: pod `+ns+`/steady: container "app" restarted \(restarts 0 -&gt; 1\)`) {
+			t.Errorf("the job summary does not say how the window broke:\n%s", md)
+		}
+	})
+	t.Run("held", func(t *testing.T) {
+		t.Parallel()
+		ns := env.Namespace(t)
+		readyThenCrash(t, ns, crash)
+		r, s, md := windowRun(t, ns, "--stable-for", "5s")
+		wantVerdict(t, r, 0, "met")
+		wantStderr(t, r, "\nStable:   held for 5s\n")
+		if s == nil || *s != (stabilityJSON{StableForSeconds: 5, Outcome: "held", HeldSeconds: 5}) {
+			t.Errorf("JSON stability = %+v", s)
+		}
+		if !strings.Contains(md, "Stability window (--stable-for): held for 5s\n") {
+			t.Errorf("the job summary does not say the window held:\n%s", md)
+		}
+	})
+	t.Run("no flag", func(t *testing.T) {
+		t.Parallel()
+		ns := env.Namespace(t)
+		readyThenCrash(t, ns, crash)
+		r, s, md := windowRun(t, ns)
+		wantVerdict(t, r, 0, "met")
+		if strings.Contains(r.Stderr, "Stable:") || s != nil || strings.Contains(md, "Stability") {
+			t.Errorf("a window is reported without --stable-for: %+v\n%s\n%s", s, r, md)
+		}
 	})
 }
