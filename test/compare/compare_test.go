@@ -87,6 +87,10 @@ type scenario struct {
 	// kubectlMeansFailed: kubectl's success is the workload's failure
 	// (kubectl wait --for=condition=Failed).
 	kubectlMeansFailed bool
+	// keepsJudging: podsync, by design, keeps judging after kubectl's
+	// success (--stable-for) and may fail on what it sees then; kubectl
+	// must still have passed, and podsync must not end before it.
+	keepsJudging bool
 	// stderr holds what podsync's stderr must say; with onlyStderr, its
 	// one line is all podsync says.
 	stderr     []string
@@ -179,6 +183,13 @@ func judge(t *testing.T, sc scenario, p, k result) {
 	case decides:
 		if timedOut {
 			t.Fatalf("kubectl did not decide within %s\n%s", sc.timeout(), k.Result)
+		}
+		if sc.keepsJudging {
+			if k.Code != 0 || p.end.Before(k.end) {
+				t.Errorf("kubectl exit %d after %s, podsync after %s: want kubectl to pass, then podsync to keep judging",
+					k.Code, k.Took.Round(time.Millisecond), p.Took.Round(time.Millisecond))
+			}
+			return
 		}
 		met := k.Code == 0 && !sc.kubectlMeansFailed
 		if met != (p.Code == 0) {

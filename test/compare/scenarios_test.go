@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-podsync/kubectl-podsync/internal/localcluster"
 	"github.com/kubectl-podsync/kubectl-podsync/test/harness"
 )
@@ -88,6 +90,16 @@ func deployments() []scenario {
 		crash = append(crash, sc)
 	}
 
+	// Ready at t, crash at t+10 s: kubectl rollout status passes at t;
+	// podsync --stable-for 30s keeps judging and fails at the restart.
+	one := deployment("web", 1)
+	crashAfter := rollout("Deployment: ready, then a crash 10 s later (--stable-for 30s)", one, updated(one))
+	crashAfter.podsync = append(crashAfter.podsync, "--stable-for", "30s")
+	crashAfter.during = crashAfterReady(one, 10*time.Second)
+	crashAfter.want, crashAfter.keepsJudging = 4, true
+	crashAfter.stderr = []string{`: container "app" restarted `, ` into --stable-for 30s (restarts 0 -> 1)`,
+		"Stable:   broken "}
+
 	late := scenario{
 		name: "Deployment and Job created 3 s after the start",
 		during: func(t *testing.T, ns string) {
@@ -103,8 +115,26 @@ func deployments() []scenario {
 		rollout("Deployment: image update", web, updated(web)),
 		rollout("Deployment: image update with maxUnavailable 0", maxUnavailable0, updated(maxUnavailable0)),
 		rollout("Deployment: image update with minReadySeconds 5", minReady, updated(minReady)),
-		neverResumed, resumed, deadline, probe, rolledBack, scaled, foreign, late,
+		neverResumed, resumed, deadline, probe, rolledBack, scaled, foreign, late, crashAfter,
 	}, crash...)
+}
+
+// crashAfterReady waits until the workload's one pod at version 2 is
+// ready, then, after, makes it crash-loop.
+func crashAfterReady(w workload, after time.Duration) func(*testing.T, string) {
+	return func(t *testing.T, ns string) {
+		img := image(w.name, 2)
+		waitPods(t, ns, w.name, 1, "ready at "+img, func(p *corev1.Pod) bool {
+			return p.Spec.Containers[0].Image == img && harness.IsReady(p)
+		})
+		time.Sleep(after)
+		for _, p := range pods(t, ns, w.name) {
+			if p.Spec.Containers[0].Image != img || p.DeletionTimestamp != nil {
+				continue
+			}
+			env.Kubectl(t, "annotate", "-n", ns, "pod/"+p.Name, localcluster.StateAnnotation+"="+localcluster.StateCrashLoop)
+		}
+	}
 }
 
 // fixForward: a Deployment or DaemonSet whose pods are broken, fixed by a
