@@ -183,6 +183,9 @@ func TestStableForWindow(t *testing.T) {
 		readyThenCrash(t, ns, crash)
 		r := check(t, "-n", ns, "steady", "--until", "ready", "--stable-for", "60s", "--timeout", "6s")
 		wantVerdict(t, r, 3, "not met")
+		if !regexp.MustCompile(`(?m)^Stable:   cut short \S+ into 1m0s: the run ended first$`).MatchString(r.Stderr) {
+			t.Errorf("the summary does not say the window was cut short\n%s", r)
+		}
 	})
 }
 
