@@ -72,7 +72,11 @@ type Result struct {
 	Finished int
 	// LeftBehind counts the pods in phase Failed that their controller
 	// replaces (see LeftBehindOf): not judged, and not counted.
-	LeftBehind  int
+	LeftBehind int
+	// NodeGone counts the pods, not satisfying the conditions, of a
+	// DaemonSet bound to a node that no longer exists (see SetNodeGone):
+	// not judged, and not counted.
+	NodeGone    int
 	Unsatisfied int // of the counted pods, how many miss a condition
 	// Rollouts counts Deployments with pods of more than one ReplicaSet
 	// among the counted pods: a rollout still going on.
@@ -90,7 +94,9 @@ type Result struct {
 }
 
 // Counted is how many matching pods the conditions are judged on.
-func (r Result) Counted() int { return r.Pods - r.Leaving - r.Finished - r.LeftBehind }
+func (r Result) Counted() int {
+	return r.Pods - r.Leaving - r.Finished - r.LeftBehind - r.NodeGone
+}
 
 // WaitsOnRollout reports whether the check would be met but for
 // Deployments whose current ReplicaSet is not confirmed yet.
@@ -144,6 +150,9 @@ func (r Result) leavingText() string {
 	}
 	if r.LeftBehind > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed %s left behind and replaced", r.LeftBehind, text.Plural(r.LeftBehind, "pod", "pods")))
+	}
+	if r.NodeGone > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s on a deleted node", r.NodeGone, text.Plural(r.NodeGone, "pod", "pods")))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -214,6 +223,9 @@ type podState struct {
 	// left: the pod is left behind by the controller that replaces it
 	// (see LeftBehindOf), and the check is not gone, which waits for it.
 	left bool
+	// nodeGone: the pod does not satisfy the conditions and its node is
+	// gone (see SetNodeGone).
+	nodeGone bool
 	// rev is the Deployment ReplicaSet the pod counts for, if any.
 	rev    *revision
 	status string
@@ -270,6 +282,9 @@ type Evaluator struct {
 	podTargets   map[string]*targetState // by the pod's key
 	// replaced: see SetReplaced.
 	replaced func(key string, pod *corev1.Pod) bool
+	// nodeGone: see SetNodeGone; orphans counts the pods it spares.
+	nodeGone func(key string, pod *corev1.Pod) bool
+	orphans  int
 	// now is the clock of --fail-after (see SetClock); failing holds the
 	// pods whose failure it holds back.
 	now     func() time.Time
@@ -362,9 +377,10 @@ func (e *Evaluator) observe(key string, pod *corev1.Pod, status string, later fu
 	}
 	st.leaving = pod.DeletionTimestamp != nil && !e.gone
 	e.observeLeftBehind(key, pod, st)
+	st.nodeGone = !st.satisfied && !st.leaving && !st.left && !e.gone && e.nodeGone != nil && e.nodeGone(key, pod)
 	st.job = e.jobTargetOf(pod)
-	st.finished = !st.leaving && !st.left && st.job != nil && !st.satisfied && podview.Finished(pod)
-	if !st.leaving && !st.finished && !st.left && e.until != "" && !e.gone {
+	st.finished = !st.leaving && !st.left && !st.nodeGone && st.job != nil && !st.satisfied && podview.Finished(pod)
+	if !st.leaving && !st.finished && !st.left && !st.nodeGone && e.until != "" && !e.gone {
 		st.rev = e.addRevision(pod)
 	}
 	e.tally(key, st)
@@ -413,6 +429,7 @@ func (e *Evaluator) Verdict() Result {
 		Until:        e.until,
 		Finished:     e.finished,
 		LeftBehind:   len(e.left),
+		NodeGone:     e.orphans,
 		Targets:      len(e.targetOrder),
 		TargetsUnmet: e.targetsUnmet,
 	}
@@ -498,6 +515,8 @@ func (e *Evaluator) tally(key string, st *podState) {
 		e.finished++
 	case st.left:
 		// Not judged: counted in Result.LeftBehind alone.
+	case st.nodeGone:
+		e.orphans++
 	case !st.satisfied:
 		e.unsatisfied[key] = struct{}{}
 	}
@@ -514,6 +533,9 @@ func (e *Evaluator) untally(key string, st *podState) {
 	}
 	if st.finished {
 		e.finished--
+	}
+	if st.nodeGone {
+		e.orphans--
 	}
 	delete(e.unsatisfied, key)
 	delete(e.left, key)
@@ -540,12 +562,28 @@ func (e *Evaluator) SetReplaced(replaced func(key string, pod *corev1.Pod) bool)
 	e.replaced = replaced
 }
 
+// SetNodeGone tells the Evaluator which pods are bound to a node that no
+// longer exists. The DaemonSet controller stops counting such a pod at
+// once (its desiredNumberScheduled drops), and so does `kubectl rollout
+// status`; the pod garbage collector deletes it only about a minute
+// later. Such a pod that does not satisfy the conditions is not judged
+// nor counted (Result.NodeGone). It is called with each present pod that
+// does not satisfy them; a pod whose node is learned gone later must be
+// observed again.
+func (e *Evaluator) SetNodeGone(gone func(key string, pod *corev1.Pod) bool) {
+	e.nodeGone = gone
+}
+
 // findFailure looks for a --fail-on reason in the pod's current state,
 // then for too many restarts. Pods being deleted are skipped: the kubelet
 // moves them to phase Failed on purpose, which is no failure of a rollout;
 // so are the pods of replaced revisions (see SetReplaced).
 func (e *Evaluator) findFailure(key string, pod *corev1.Pod, st *podState) *Failure {
 	if pod.DeletionTimestamp != nil || e.replaced != nil && e.replaced(key, pod) {
+		e.endProbe(key, st)
+		return nil
+	}
+	if st.nodeGone {
 		e.endProbe(key, st)
 		return nil
 	}

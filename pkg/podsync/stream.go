@@ -63,6 +63,8 @@ type stream struct {
 	// it (see askProbes).
 	probes     chan probeAnswer
 	probeAlarm alarm
+	// nodes carries the answers of the nodes' lookups (nodes.go).
+	nodes chan nodeAnswer
 }
 
 // delivery is one key's messages from a worker of clusters[cluster].
@@ -98,6 +100,7 @@ func newStream(ctx context.Context, cfg Config, several bool) *stream {
 		workloads:   make(chan workloadEvent),
 		connections: make(chan struct{}, 1),
 		probes:      make(chan probeAnswer),
+		nodes:       make(chan nodeAnswer),
 		stdoutGone:  output.WatchClosed(ctx, cfg.Stdout),
 		progress:    newProgress(cfg),
 	}
@@ -151,6 +154,9 @@ func (s *stream) loop(ctx context.Context) ending {
 			s.askProbes()
 		case a := <-s.probes:
 			s.clusters[a.cluster].eval.ProbeAnswer(a.ask, a.message, a.err)
+		case a := <-s.nodes:
+			w := s.clusters[a.cluster]
+			w.targets.nodeAnswered(a, w.eval)
 		}
 		if end, over := s.judge(ctx); over {
 			return end

@@ -65,6 +65,8 @@ type targetRun struct {
 	// owners holds, by pod key, the targets of each pod the stream has
 	// shown (see trackOwners); the stream goroutine alone uses it.
 	owners map[string][]*targetState
+	// looks: what is known of the nodes of its DaemonSet pods (nodes.go).
+	looks nodeLooks
 
 	// stderr and prefix: for what is said of pods no target owns.
 	stderr io.Writer
@@ -156,6 +158,10 @@ func newTargetRun(ctx context.Context, fail context.CancelCauseFunc, cfg Config,
 		vias: map[string]metav1.Object{}, histories: map[string]*appsv1.ControllerRevision{}, foreign: map[string]bool{},
 		links: map[string]link{}, kinds: map[check.Target]statusKind{}, discovered: map[check.Target]statusKind{}, rules: cfg.HealthRules, runCtx: ctx, gone: cfg.Check.Gone(),
 		deletedOnSuccess: cfg.DeletedOnSuccess}
+	t.looks = nodeLooks{answers: s.nodes, nodes: map[string]*nodeLook{}}
+	if c != nil {
+		t.looks.kube = c.Kube
+	}
 	var groups []*watchGroup
 	byProto := map[check.Target]*watchGroup{}
 	for _, tg := range targets {
@@ -683,6 +689,7 @@ func (t *targetRun) prepare(eval *check.Evaluator) {
 		}
 	}
 	eval.SetReplaced(t.replaced)
+	eval.SetNodeGone(t.nodeGone)
 }
 
 // keeper is the pod controller's Keep: nil without targets.

@@ -180,7 +180,8 @@ func TestLeanRowKeepsGenerations(t *testing.T) {
 // slim is what a lean pod keeps of a decoded pod, said plainly, for the
 // tests of appendLean, which copies it out of the pod's bytes: what is read
 // of a pod in table mode. That is the identity, labels and owners (the -L
-// columns, the Deployment rollout check), the containers' names
+// columns, the Deployment rollout check), the node (a DaemonSet's pod on a
+// deleted node), the containers' names
 // (explanations) and sidecar policy (STATUS), and the status the checks
 // judge, without images and IDs.
 func slim(p *corev1.Pod) *corev1.Pod {
@@ -196,6 +197,7 @@ func slim(p *corev1.Pod) *corev1.Pod {
 		out.Spec.Containers = containerNames(p.Spec.Containers)
 	}
 	out.Spec.InitContainers = containerNames(p.Spec.InitContainers)
+	out.Spec.NodeName = p.Spec.NodeName
 	out.Status = corev1.PodStatus{
 		Phase: s.Phase, Conditions: s.Conditions, Message: s.Message, Reason: s.Reason, ObservedGeneration: s.ObservedGeneration,
 		InitContainerStatuses: slimStatuses(s.InitContainerStatuses),

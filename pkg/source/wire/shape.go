@@ -51,7 +51,7 @@ func numberOf[T any](name string) protowire.Number {
 }
 
 // leanShapes are the shapes of slim's pod (see the lean pod's test): the
-// spec's containers by name, restart policy and probe timings, the pod's phase,
+// spec's node and containers by name, restart policy and probe timings, the pod's phase,
 // conditions and reasons, and each container's state without its ID or
 // image.
 type leanShapes struct {
@@ -84,8 +84,11 @@ var leanShape = sync.OnceValue(func() leanShapes {
 		probes:            maskOf[corev1.Container]("ReadinessProbe", "StartupProbe"),
 	}
 	inits := numberOf[corev1.PodSpec]("InitContainers")
-	s.specInits = &shape{nested: map[protowire.Number]*shape{inits: container}}
-	s.spec = &shape{nested: map[protowire.Number]*shape{inits: container, s.containers: container}}
+	// The node a pod is bound to: a DaemonSet's pod on a deleted node is
+	// not judged.
+	node := maskOf[corev1.PodSpec]("NodeName")
+	s.specInits = &shape{keep: node, nested: map[protowire.Number]*shape{inits: container}}
+	s.spec = &shape{keep: node, nested: map[protowire.Number]*shape{inits: container, s.containers: container}}
 	s.status = &shape{keep: maskOf[corev1.PodStatus]("Phase", "Conditions", "Message", "Reason", "ObservedGeneration"),
 		nested: map[protowire.Number]*shape{
 			s.containerStatuses: containerStatus,
