@@ -29,11 +29,12 @@ func leanOf(t testing.TB, p *corev1.Pod) []byte {
 	return lean
 }
 
-// variedPods hold every part a lean pod keeps: init containers, waiting,
+// variedPods hold every part a lean pod keeps: the node, init containers, waiting,
 // running and terminated states, a last state, conditions with reasons.
 func variedPods() []*corev1.Pod {
 	crashed := podtest.Pod("ns", "crash", "2")
 	crashed.Spec.InitContainers = []corev1.Container{{Name: "init", RestartPolicy: new(corev1.ContainerRestartPolicyAlways)}}
+	crashed.Spec.NodeName = "node-1"
 	crashed.Status = corev1.PodStatus{Phase: corev1.PodRunning, Reason: "r", Message: "m",
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady",
 			Message: "not ready", LastProbeTime: metav1.Now(), LastTransitionTime: metav1.Now(), ObservedGeneration: 3}},
