@@ -189,6 +189,9 @@ func newWorld(tr *truth, final bool) *world {
 		webDeployment(tr.current["web"], st["web"]), webReplicaSet(1), webReplicaSet(2),
 		modelStatefulSet("db", tr.current["db"], st["db"]), modelStatefulSet("zz", 1, rolloutStatus{}),
 		daemonSet(st["ds"]), dsRevision(3-cur, 1), dsRevision(cur, 2),
+		// The node the pods are bound to (newSimPod): a DaemonSet's pod on
+		// a node that is gone is not judged.
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}},
 	}
 	return &world{api: fake.NewClientset(objs...), numbered: 2}
 }
