@@ -71,7 +71,7 @@ func TestBenchUsageErrorsComeBeforeAnyCluster(t *testing.T) {
 		{[]string{"-pods", "5000,2000", "-bin", "/nonexistent"}, "bench: -pods: counts must increase (2000 after 5000)\n"},
 		{[]string{"-rate", "0", "-bin", "/nonexistent"}, "bench: -rate: \"0\" is not a rate above 0 and at most 20000 updates per second\n"},
 		{[]string{"-update", "apply", "-bin", "/nonexistent"}, "bench: -update \"apply\": want put or patch\n"},
-		{[]string{"-only", "kubectl,top", "-bin", "/nonexistent"}, "bench: -only: unknown command \"top\" (known: floor,floor-500,floor-1000,floor-5000,floor-10000,floor-all,floor-watchlist,kubectl,kubectl-json,podsync,podsync-json,podsync-bin)\n"},
+		{[]string{"-only", "kubectl,top", "-bin", "/nonexistent"}, "bench: -only: unknown command \"top\" (known: floor,floor-500,floor-1000,floor-5000,floor-10000,floor-all,floor-watchlist,bytes-pods,bytes-table,bytes-table-metadata,kubectl,kubectl-json,podsync,podsync-json,podsync-bin)\n"},
 		{[]string{"-clusters", "1", "-bin", "/nonexistent"}, "bench: -clusters 1: want 0 (none) or 2 to 5\n"},
 	} {
 		r := runBench(t, bin, []string{"PODSYNC_TOOLS_BIN="}, 2*time.Minute, tc.args...)

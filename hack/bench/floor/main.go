@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -196,7 +197,7 @@ type changeLine struct {
 }
 
 // watchPods prints a line per change of the pods from now on, until ctx
-// ends or the server ends the watch: the least a client-go program does
+// ends or a watch fails: the least a client-go program does
 // to say which pod changed. It asks for one pod only to learn where "now"
 // is in the store, as a watch from the list's resourceVersion needs.
 func watchPods(ctx context.Context, cs kubernetes.Interface, selector string, out io.Writer) error {
@@ -205,36 +206,51 @@ func watchPods(ctx context.Context, cs kubernetes.Interface, selector string, ou
 	if err != nil {
 		return fmt.Errorf("list pods: %w", err)
 	}
-	w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: list.ResourceVersion})
-	if err != nil {
-		return fmt.Errorf("watch pods: %w", err)
-	}
-	defer w.Stop()
 	bw := bufio.NewWriter(out)
 	enc := json.NewEncoder(bw)
-	events := 0
+	events, rv := 0, list.ResourceVersion
+	// The server ends a watch it finds too slow (a loaded machine) or too
+	// old; a client goes on from the last event it saw, as the churn's
+	// other clients (informers) do.
+	for ctx.Err() == nil {
+		var err error
+		if rv, err = watchFrom(ctx, pods, selector, rv, enc, bw, &events); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// watchFrom prints the events of one watch from rv until the server ends
+// it, and returns the last resourceVersion seen.
+func watchFrom(ctx context.Context, pods corev1client.PodInterface, selector, rv string, enc *json.Encoder, bw *bufio.Writer, events *int) (string, error) {
+	w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: rv, AllowWatchBookmarks: true})
+	if err != nil {
+		return rv, fmt.Errorf("watch pods after %d events: %w", *events, err)
+	}
+	defer w.Stop()
 	for ev := range w.ResultChan() {
 		if ev.Type == watch.Error {
-			return fmt.Errorf("watch pods after %d events: %w", events, apierrors.FromObject(ev.Object))
+			return rv, fmt.Errorf("watch pods after %d events: %w", *events, apierrors.FromObject(ev.Object))
 		}
 		pod, ok := ev.Object.(*corev1.Pod)
 		if !ok {
-			return fmt.Errorf("watch pods: a %s event of a %T", ev.Type, ev.Object)
+			return rv, fmt.Errorf("watch pods: a %s event of a %T", ev.Type, ev.Object)
 		}
-		events++
+		rv = pod.ResourceVersion
+		if ev.Type == watch.Bookmark {
+			continue
+		}
+		*events++
 		var line changeLine
 		line.Type, line.Object.Metadata.Name, line.Object.Metadata.Namespace = ev.Type, pod.Name, pod.Namespace
 		line.Object.Metadata.ResourceVersion, line.Object.Metadata.Annotations = pod.ResourceVersion, pod.Annotations
 		if err := enc.Encode(&line); err != nil {
-			return fmt.Errorf("print: %w", err)
+			return rv, fmt.Errorf("print: %w", err)
 		}
 		if err := bw.Flush(); err != nil {
-			return fmt.Errorf("print: %w", err)
+			return rv, fmt.Errorf("print: %w", err)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	// The churn would only see the lines stop: say why.
-	return fmt.Errorf("the server ended the watch after %d events", events)
+	return rv, nil
 }
