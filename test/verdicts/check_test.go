@@ -131,6 +131,11 @@ func (p *play) since(at time.Time) string {
 
 // runKubectl runs kubectl's own judge of the target.
 func (p *play) runKubectl(c *check, timeout string) {
+	if k, ok := crKinds[p.sc.kind]; ok {
+		c.kubectl = runTool("wait", "-n", p.ns, "--for=condition="+k.waitFor, p.target(), "--timeout="+timeout)
+		c.kubectlSays = kubectlVerdict(c.kubectl, "met")
+		return
+	}
 	if p.sc.kind != "Job" {
 		c.kubectl = runTool("rollout", "status", "-n", p.ns, p.target(), "--timeout="+timeout)
 		c.kubectlSays = kubectlVerdict(c.kubectl, "met")

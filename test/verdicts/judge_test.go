@@ -85,6 +85,9 @@ func (p *play) judge() []string {
 }
 
 func (p *play) judgeCheck(c *check) []string {
+	if isCR(p.sc.kind) {
+		return p.judgeCRCheck(c)
+	}
 	pr := c.podsync
 	at := func(t time.Time) string { return p.since(t) }
 	var out []string
@@ -131,6 +134,65 @@ func (p *play) judgeCheck(c *check) []string {
 		out = append(out, fmt.Sprintf("kubectl could not judge: exit %d: %s", c.kubectl.Code, strings.TrimSpace(c.kubectl.Stderr)))
 	}
 	return out
+}
+
+// judgeCRCheck holds podsync to an operator's own meaning (crRule) on
+// the states of a custom resource the check's watch saw:
+//
+//   - met: podsync exits 0 only if the rule said met on a state in
+//     effect within tolerance of podsync's end: a Ready=True of an older
+//     generation, a status.observedGeneration behind metadata.generation,
+//     a v1beta2 Cluster without Available=True are not ready.
+//   - failed: podsync exits 4 only if the rule said failed (the dialect's
+//     failure: Issuing=False/Failed, Stalled=True, NotReady=True with a
+//     reason other than Creating, phase Failed) on a state in effect
+//     between the check's start and podsync's end (+ tolerance).
+//   - timed out: podsync exits 3 only if `kubectl wait` on the kind's
+//     readiness condition did not succeed more than tolerance before the
+//     shared --timeout, or the rule never held for firstVerdict (kubectl
+//     wait also succeeds on a condition podsync rightly ignores: one of
+//     an older generation, one beside a failure or a progress).
+//   - podsync exits with 0, 3 or 4 and nothing else.
+//
+// kstatus is computed on every state and logged, not judged: it knows
+// none of the dialects beyond Ready, Reconciling and Stalled.
+func (p *play) judgeCRCheck(c *check) []string {
+	pr := c.podsync
+	at := func(t time.Time) string { return p.since(t) }
+	var out []string
+	switch pr.Code {
+	case 0:
+		if !c.ruleHeldDuring(pr.end.Add(-tolerance), pr.end.Add(tolerance)) {
+			out = append(out, fmt.Sprintf("podsync met at %s; the operator's rule did not say ready then (first held at %s); kubectl %s at %s",
+				at(pr.end), at(c.ruleMet), c.kubectlSays, at(c.kubectl.end)))
+		}
+	case 4:
+		if c.ruleFailed.IsZero() || c.ruleFailed.After(pr.end.Add(tolerance)) {
+			out = append(out, fmt.Sprintf("podsync failed (exit 4) at %s with no failure in the status; kubectl %s at %s, kstatus %s",
+				at(pr.end), c.kubectlSays, at(c.kubectl.end), c.kstatusLast))
+		}
+	case 3:
+		if c.kubectlSays == "met" && c.kubectl.end.Sub(c.at) < c.timeout-tolerance && c.ruleHeldFor(firstVerdict, pr.end) {
+			out = append(out, fmt.Sprintf("podsync timed out; kubectl met at %s and the operator's rule held for %s", at(c.kubectl.end), firstVerdict))
+		}
+	default:
+		out = append(out, fmt.Sprintf("podsync exit %d", pr.Code))
+	}
+	if c.kubectlSays == "error" {
+		out = append(out, fmt.Sprintf("kubectl could not judge: exit %d: %s", c.kubectl.Code, strings.TrimSpace(c.kubectl.Stderr)))
+	}
+	return out
+}
+
+// ruleHeldDuring: kubectl's rule (crRule for a custom resource) held at
+// some moment of [from, to].
+func (c *check) ruleHeldDuring(from, to time.Time) bool {
+	for _, s := range c.ruleSpans {
+		if !s.from.After(to) && (s.to.IsZero() || !s.to.Before(from)) {
+			return true
+		}
+	}
+	return false
 }
 
 // kstatusCurrentBy: kstatus computed Current by then, or InProgress for

@@ -15,6 +15,11 @@ import (
 // than podsync on a busy machine) is still known to be one kubectl calls
 // done.
 func kubectlRule(u *unstructured.Unstructured) string {
+	if isCR(u.GetKind()) {
+		// An operator's own meaning (kubectl wait on one condition knows
+		// nothing of the dialect).
+		return crRule(u)
+	}
 	switch u.GetKind() {
 	case "Deployment":
 		var d appsv1.Deployment

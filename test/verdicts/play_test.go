@@ -72,6 +72,9 @@ func (p *play) logf(format string, args ...any) {
 }
 
 func gvr(kind string) schema.GroupVersionResource {
+	if k, ok := crKinds[kind]; ok {
+		return k.gvr()
+	}
 	switch kind {
 	case "Job":
 		return schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
@@ -94,6 +97,24 @@ func (p *play) run() {
 		stop()
 		watching.Wait()
 	}()
+	if k, ok := crKinds[p.sc.kind]; ok {
+		// No pods: no nodes either.
+		withCRDs(p.t)
+		env.Apply(p.t, p.ns, crManifest(k))
+	} else {
+		p.addNodes()
+		env.Apply(p.t, p.ns, p.manifest())
+	}
+	p.logf("created %s", p.sc)
+	p.noteTemplate(p.sc.opts["state"])
+	for _, s := range p.sc.steps {
+		p.do(s)
+	}
+	p.wg.Wait()
+}
+
+// addNodes registers the scenario's two nodes, removed at the test's end.
+func (p *play) addNodes() {
 	for _, n := range []string{"a", "b"} {
 		p.addNode(n)
 	}
@@ -102,13 +123,6 @@ func (p *play) run() {
 			_ = p.cs.CoreV1().Nodes().Delete(context.Background(), p.nodeName(n), metav1.DeleteOptions{})
 		}
 	})
-	env.Apply(p.t, p.ns, p.manifest())
-	p.logf("created %s", p.sc)
-	p.noteTemplate(p.sc.opts["state"])
-	for _, s := range p.sc.steps {
-		p.do(s)
-	}
-	p.wg.Wait()
 }
 
 func (p *play) nodeName(n string) string { return p.ns + "-" + n }
@@ -195,6 +209,9 @@ func (p *play) do(s step) {
 		return
 	case opCheck:
 		p.startCheck(time.Duration(s.arg(0, 15)) * time.Second)
+		return
+	case opStatus, opBump:
+		p.doCR(s)
 		return
 	case opImage:
 		state := ""
