@@ -319,3 +319,43 @@ func crRule(u *unstructured.Unstructured) string {
 	}
 	return ""
 }
+
+// TestCRRule: the operators' meaning, on the statuses the play writes.
+func TestCRRule(t *testing.T) {
+	for _, kind := range crKindNames {
+		k := crKinds[kind]
+		for _, tc := range []struct {
+			state   string
+			gen, of int64
+			want    string
+		}{
+			{"ready", 2, 2, "met"},
+			{"ready", 1, 2, ""}, // an older generation's Ready says nothing of the newest
+			{"progressing", 2, 2, ""},
+			{"failed", 2, 2, "failed"},
+			{"failed", 1, 2, ""},
+			{"none", 2, 2, ""},
+		} {
+			obj := map[string]any{"apiVersion": k.group + "/" + k.version, "kind": kind, "metadata": map[string]any{"name": name, "generation": tc.of}}
+			if st := crStatus(kind, tc.state, tc.gen); st != nil {
+				obj["status"] = st
+			}
+			// Decoded as a watch decodes it: numbers are int64.
+			b, _ := json.Marshal(obj)
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(b); err != nil {
+				t.Fatal(err)
+			}
+			if got := crRule(u); got != tc.want {
+				t.Errorf("%s %s for generation %d of %d: %q, want %q", kind, tc.state, tc.gen, tc.of, got, tc.want)
+			}
+		}
+	}
+	// Cluster API v1beta2: a Ready condition beside Available=False is not ready.
+	u := &unstructured.Unstructured{Object: map[string]any{"kind": "Cluster", "status": map[string]any{"conditions": []any{
+		map[string]any{"type": "Available", "status": "False"}, map[string]any{"type": "Ready", "status": "True"},
+	}}}}
+	if got := crRule(u); got != "" {
+		t.Errorf("v1beta2 Cluster with Available=False: %q", got)
+	}
+}

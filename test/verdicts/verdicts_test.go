@@ -57,6 +57,9 @@ var regressions = []struct{ name, scenario, known string }{
 	// The pod left on the deleted node stays Pending until the pod garbage
 	// collector deletes it; the DaemonSet controller no longer counts it.
 	{name: "daemonset-node-deleted-under-pending-pod", scenario: "DaemonSet minready=2 | sleep 211 | delete-node | check 25"},
+	// A custom resource (no pods): Ready=True of the older generation
+	// after a spec change is not ready; the newest generation's is.
+	{name: "certificate-ready-of-older-generation", scenario: "Certificate | status ready | bump | status ready old | check 8 | sleep 1500 | status ready"},
 }
 
 // TestVerdicts plays random scenarios, one per seed, several at once.
